@@ -1,0 +1,1 @@
+//! Sveltos API types: EventSource, EventTrigger, EventReport, SveltosCluster, ClusterProfile.

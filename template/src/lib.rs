@@ -1,0 +1,1 @@
+//! Go text/template engine with Sprig and Sveltos functions.
