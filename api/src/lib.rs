@@ -1,1 +1,46 @@
 //! Sveltos API types: EventSource, EventTrigger, EventReport, SveltosCluster, ClusterProfile.
+//!
+//! `v1beta1` is the stored version and what every component works with; `v1alpha1` holds the
+//! historical shapes users' older YAML still uses, each converting losslessly into `v1beta1`.
+//! `load` reads YAML or JSON documents of any of them into `v1beta1` types.
+
+pub mod crd;
+pub mod labels;
+pub mod load;
+mod schema;
+pub mod selector;
+pub mod v1alpha1;
+pub mod v1beta1;
+
+/// Errors reading, converting or validating Sveltos objects.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The text is not valid YAML.
+    #[error("cannot parse YAML: {0}")]
+    Yaml(String),
+    /// The input exceeds the size accepted from users.
+    #[error("input is {size} bytes, more than the {limit} bytes accepted")]
+    TooLarge {
+        /// Size of the input.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A document does not have the fields of its kind.
+    #[error("{what} does not match its schema: {source}")]
+    Convert {
+        /// The object (kind, name) or field being read.
+        what: String,
+        /// What serde found wrong.
+        source: serde_json::Error,
+    },
+    /// A label selector (string form or matchExpressions) is wrong.
+    #[error(transparent)]
+    Selector(#[from] selector::SelectorError),
+    /// The object is well-formed but breaks a rule of its kind.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

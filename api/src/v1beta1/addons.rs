@@ -1,0 +1,719 @@
+//! Add-on references shared by EventTrigger and ClusterProfile: policyRefs, Helm charts,
+//! Kustomizations, template resources, patches, health checks and the enums that tune them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ObjectReference, SecretReference};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{CelRule, LabelFilter};
+
+/// `true` default for a few Helm flags.
+fn yes() -> Option<bool> {
+    Some(true)
+}
+
+/// Default tier (lower wins conflicts).
+pub(crate) fn default_tier() -> i32 {
+    100
+}
+
+/// How a profile keeps its add-ons in step.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum SyncMode {
+    /// Deploy once; later changes are ignored.
+    OneTime,
+    /// Re-deploy whenever the profile or referenced content changes.
+    #[default]
+    Continuous,
+    /// As Continuous, and also repair changes made in the cluster.
+    ContinuousWithDriftDetection,
+    /// Only report what would change.
+    DryRun,
+}
+
+/// Where a referenced add-on is deployed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum DeploymentType {
+    /// In the management cluster.
+    Local,
+    /// In the matching managed cluster.
+    #[default]
+    Remote,
+}
+
+/// What happens to deployed add-ons when a cluster stops matching a profile.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum StopMatchingBehavior {
+    /// Remove them.
+    #[default]
+    WithdrawPolicies,
+    /// Leave them, stripped of Sveltos' ownership metadata.
+    LeavePolicies,
+}
+
+/// Install or uninstall a Helm release.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum HelmChartAction {
+    /// Install or upgrade.
+    #[default]
+    Install,
+    /// Uninstall.
+    Uninstall,
+}
+
+/// Feature of a profile.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum FeatureId {
+    /// policyRefs.
+    Resources,
+    /// helmCharts.
+    Helm,
+    /// kustomizationRefs.
+    Kustomize,
+}
+
+/// A ConfigMap, Secret or Flux source holding add-ons to deploy.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyRef {
+    /// Namespace; "" = the cluster's namespace. A template in EventTriggers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name; a template in EventTriggers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// `ConfigMap`, `Secret`, `GitRepository`, `OCIRepository` or `Bucket`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(schema_with = "crate::schema::policy_ref_kind")]
+    pub kind: String,
+    /// Path inside a Flux source.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    /// Local (management cluster) or Remote.
+    #[serde(default)]
+    pub deployment_type: DeploymentType,
+    /// Missing object is not an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// Arbitrates between references producing the same object: lower wins.
+    #[serde(default = "default_tier")]
+    #[schemars(range(min = 1))]
+    pub tier: i32,
+    /// Do not create missing namespaces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_namespace_creation: bool,
+    /// Delete and recreate objects whose update hits an immutable field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
+    /// Fetch the content from a URL instead of `kind`.
+    #[serde(default, rename = "remoteURL", skip_serializing_if = "Option::is_none")]
+    pub remote_url: Option<RemoteUrl>,
+}
+
+/// Add-on content fetched over HTTP(S) or OCI.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteUrl {
+    /// `http(s)://` or `oci://` URL.
+    #[schemars(regex(pattern = r"^(https?|oci)://"))]
+    pub url: String,
+    /// How often to fetch it again (Go duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// Credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretReference>,
+    /// The content is a template.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub template: bool,
+    /// Skip TLS verification.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_tls_verify: bool,
+    /// Use plain HTTP.
+    #[serde(
+        default,
+        rename = "plainHTTP",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub plain_http: bool,
+}
+
+/// A ConfigMap or Secret whose data supplies values or patches.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValueFrom {
+    /// Namespace; "" = the cluster's namespace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// `ConfigMap` or `Secret`.
+    #[schemars(schema_with = "crate::schema::config_map_or_secret")]
+    pub kind: String,
+    /// Missing object is not an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+/// A management-cluster resource fetched at deployment and exposed to templates.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateResourceRef {
+    /// The resource (name and namespace may be templates).
+    pub resource: ObjectReference,
+    /// Key templates use to reach it (`getResource "Id"`).
+    pub identifier: String,
+    /// Missing resource is not an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// Status changes do not trigger a redeploy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_status_changes: bool,
+    /// Only changes to these dot paths trigger a redeploy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watch_fields: Vec<String>,
+}
+
+/// A Helm chart to install in matching clusters.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmChart {
+    /// Repository URL (`https://`, `oci://`).
+    #[serde(rename = "repositoryURL")]
+    #[schemars(length(min = 1))]
+    pub repository_url: String,
+    /// Repository name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repository_name: String,
+    /// Chart name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub chart_name: String,
+    /// Chart version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub chart_version: String,
+    /// Release name.
+    #[schemars(length(min = 1))]
+    pub release_name: String,
+    /// Release namespace.
+    #[schemars(length(min = 1))]
+    pub release_namespace: String,
+    /// Values (YAML, may be a template).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub values: String,
+    /// ConfigMaps/Secrets with more values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_from: Vec<ValueFrom>,
+    /// Install or uninstall.
+    #[serde(default)]
+    pub helm_chart_action: HelmChartAction,
+    /// Helm options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<HelmOptions>,
+    /// Registry credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_credentials_config: Option<RegistryCredentialsConfig>,
+    /// Cosign signature verification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_verification: Option<CosignVerification>,
+    /// Helm provenance verification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance_verification: Option<ProvenanceVerification>,
+}
+
+/// Registry access for charts.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryCredentialsConfig {
+    /// Secret with credentials.
+    #[serde(
+        default,
+        rename = "credentials",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub credentials_secret_ref: Option<SecretReference>,
+    /// Key in that Secret.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
+    /// Secret with the registry CA.
+    #[serde(default, rename = "ca", skip_serializing_if = "Option::is_none")]
+    pub ca_secret_ref: Option<SecretReference>,
+    /// Skip TLS verification.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_tls_verify: bool,
+    /// Use plain HTTP.
+    #[serde(
+        default,
+        rename = "plainHTTP",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub plain_http: bool,
+}
+
+/// Helm options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmOptions {
+    /// Skip CRDs.
+    #[serde(
+        default,
+        rename = "skipCRDs",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub skip_crds: bool,
+    /// Skip schema validation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_schema_validation: bool,
+    /// Wait for resources to be ready.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wait: bool,
+    /// Wait for jobs to complete.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wait_for_jobs: bool,
+    /// Timeout (Go duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// Disable hooks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable_hooks: bool,
+    /// Disable OpenAPI validation.
+    #[serde(
+        default,
+        rename = "disableOpenAPIValidation",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub disable_open_api_validation: bool,
+    /// Roll back on failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub atomic: bool,
+    /// Update dependencies first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dependency_update: bool,
+    /// Labels of the release.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Cache clients.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enable_client_cache: bool,
+    /// Release description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Pass credentials to all domains.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pass_credentials_all: bool,
+    /// Run the chart's tests.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_tests: bool,
+    /// `combined`, `separate` or `nohooks`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub post_render_strategy: String,
+    /// Install options.
+    #[serde(default)]
+    pub install_options: HelmInstallOptions,
+    /// Upgrade options.
+    #[serde(default)]
+    pub upgrade_options: HelmUpgradeOptions,
+    /// Uninstall options.
+    #[serde(default)]
+    pub uninstall_options: HelmUninstallOptions,
+}
+
+/// Helm install options.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmInstallOptions {
+    /// Create the release namespace.
+    #[serde(default = "yes", skip_serializing_if = "Option::is_none")]
+    pub create_namespace: Option<bool>,
+    /// Reuse a deleted release's name.
+    #[serde(default = "yes", skip_serializing_if = "Option::is_none")]
+    pub replace: Option<bool>,
+    /// Disable hooks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable_hooks: bool,
+    /// Adopt existing resources.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub take_ownership: bool,
+    /// Failed installs before recovering.
+    #[serde(default = "five")]
+    pub recover_after_consecutive_failures: i64,
+}
+
+fn five() -> i64 {
+    5
+}
+
+impl Default for HelmInstallOptions {
+    fn default() -> Self {
+        HelmInstallOptions {
+            create_namespace: yes(),
+            replace: yes(),
+            disable_hooks: false,
+            take_ownership: false,
+            recover_after_consecutive_failures: five(),
+        }
+    }
+}
+
+/// Helm upgrade options.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmUpgradeOptions {
+    /// Force resource updates.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
+    /// Reset values to the chart's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset_values: bool,
+    /// Reuse the last release's values.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reuse_values: bool,
+    /// Reset, then reuse values.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset_then_reuse_values: bool,
+    /// Recreate pods.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recreate: bool,
+    /// Revisions kept.
+    #[serde(default = "two")]
+    pub max_history: i64,
+    /// Delete new resources on failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cleanup_on_fail: bool,
+    /// Render subchart notes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sub_notes: bool,
+    /// Upgrade CRDs.
+    #[serde(
+        default,
+        rename = "upgradeCRDs",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub upgrade_crds: bool,
+    /// Disable hooks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable_hooks: bool,
+    /// Adopt existing resources.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub take_ownership: bool,
+}
+
+fn two() -> i64 {
+    2
+}
+
+impl Default for HelmUpgradeOptions {
+    fn default() -> Self {
+        HelmUpgradeOptions {
+            force: false,
+            reset_values: false,
+            reuse_values: false,
+            reset_then_reuse_values: false,
+            recreate: false,
+            max_history: two(),
+            cleanup_on_fail: false,
+            sub_notes: false,
+            upgrade_crds: false,
+            disable_hooks: false,
+            take_ownership: false,
+        }
+    }
+}
+
+/// Helm uninstall options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmUninstallOptions {
+    /// Keep the release history.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_history: bool,
+    /// `orphan`, `foreground` or `background`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub deletion_propagation: String,
+    /// Disable hooks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable_hooks: bool,
+}
+
+/// Cosign verification of a chart.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CosignVerification {
+    /// `PublicKey` or `Keyless`.
+    pub provider: String,
+    /// Secret with the public key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretReference>,
+    /// Accepted keyless identities.
+    #[serde(
+        default,
+        rename = "matchOIDCIdentity",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub match_oidc_identity: Vec<OidcIdentityMatcher>,
+}
+
+/// An accepted OIDC identity (regular expressions).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OidcIdentityMatcher {
+    /// Issuer.
+    pub issuer: String,
+    /// Subject.
+    pub subject: String,
+}
+
+/// Helm provenance verification.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvenanceVerification {
+    /// Secret with the keyring.
+    pub keyring_secret_ref: SecretReference,
+}
+
+/// A Kustomization to build and deploy.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KustomizationRef {
+    /// Namespace of the source; "" = the cluster's namespace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name of the source.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// `ConfigMap`, `Secret`, `GitRepository`, `OCIRepository` or `Bucket`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(schema_with = "crate::schema::policy_ref_kind")]
+    pub kind: String,
+    /// Path of the kustomization in the source.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    /// Kustomize components.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<String>,
+    /// Missing source is not an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// Namespace to put namespaced objects in.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(min = 1, max = 63))]
+    pub target_namespace: String,
+    /// Local or Remote.
+    #[serde(default)]
+    pub deployment_type: DeploymentType,
+    /// Values substituted into the output.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, String>,
+    /// ConfigMaps/Secrets with more values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_from: Vec<ValueFrom>,
+    /// Conflict tier.
+    #[serde(default = "default_tier")]
+    #[schemars(range(min = 1))]
+    pub tier: i32,
+    /// Do not create missing namespaces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_namespace_creation: bool,
+    /// Recreate on immutable-field errors.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
+    /// Fetch the kustomization from a URL.
+    #[serde(default, rename = "remoteURL", skip_serializing_if = "Option::is_none")]
+    pub remote_url: Option<RemoteKustomizeUrl>,
+}
+
+/// A Kustomization fetched over HTTP(S) or OCI.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteKustomizeUrl {
+    /// URL.
+    #[schemars(regex(pattern = r"^(https?|oci)://"))]
+    pub url: String,
+    /// Refresh interval (Go duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// Credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretReference>,
+    /// Skip TLS verification.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_tls_verify: bool,
+    /// Use plain HTTP.
+    #[serde(
+        default,
+        rename = "plainHTTP",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub plain_http: bool,
+}
+
+/// Which deployed objects a patch or drift exclusion applies to.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchSelector {
+    /// API version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
+    /// API group.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// Kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// Namespace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name (regular expression).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Annotation selector.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub annotation_selector: String,
+    /// Label selector.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label_selector: String,
+}
+
+/// A strategic-merge or JSON6902 patch applied to deployed objects.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Patch {
+    /// The patch text (may be a template).
+    pub patch: String,
+    /// Objects it applies to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PatchSelector>,
+}
+
+/// Fields drift detection ignores.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftExclusion {
+    /// JSON pointer paths.
+    pub paths: Vec<String>,
+    /// Objects it applies to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PatchSelector>,
+}
+
+/// A health condition checked before, after or around deployment.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateHealth {
+    /// Check name.
+    pub name: String,
+    /// Feature the check belongs to (`Resources`, `Helm`, `Kustomize`).
+    #[serde(rename = "featureID")]
+    pub feature_id: String,
+    /// API group of the checked resources.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// API version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
+    /// Kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// Label filters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub label_filters: Vec<LabelFilter>,
+    /// Namespace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Prometheus-style metric source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_source: Option<MetricSource>,
+    /// Metric queries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metric_queries: Vec<MetricQuery>,
+    /// Lua `evaluate()` over the resources.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub script: String,
+    /// CEL rules.
+    #[serde(default, rename = "evaluateCEL", skip_serializing_if = "Vec::is_empty")]
+    pub evaluate_cel: Vec<CelRule>,
+    /// A Job whose success is the check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_check: Option<JobHealthCheck>,
+}
+
+/// Where metrics are read.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricSource {
+    /// Base URL.
+    #[schemars(length(min = 1))]
+    pub url: String,
+    /// Path.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    /// Credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretReference>,
+}
+
+/// A named metric query.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricQuery {
+    /// Name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// Query.
+    #[schemars(length(min = 1))]
+    pub query: String,
+}
+
+/// A Job run as a health check.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobHealthCheck {
+    /// ConfigMap/Secret holding the Job.
+    pub job_ref: PolicyRef,
+    /// How long to wait (Go duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn policy_ref_defaults_and_round_trip() {
+        let policy: PolicyRef = serde_json::from_value(
+            json!({"name": "np", "namespace": "default", "kind": "ConfigMap"}),
+        )
+        .unwrap();
+        assert_eq!(policy.tier, 100);
+        assert_eq!(policy.deployment_type, DeploymentType::Remote);
+        let back: PolicyRef =
+            serde_json::from_value(serde_json::to_value(&policy).unwrap()).unwrap();
+        assert_eq!(back, policy);
+    }
+
+    #[test]
+    fn helm_chart_with_options_round_trips() {
+        let chart: HelmChart = serde_json::from_value(json!({
+            "repositoryURL": "https://kyverno.github.io/kyverno/",
+            "repositoryName": "kyverno", "chartName": "kyverno/kyverno", "chartVersion": "v2.6.0",
+            "releaseName": "kyverno-latest", "releaseNamespace": "kyverno",
+            "options": {"skipCRDs": true, "upgradeOptions": {"upgradeCRDs": true}},
+            "valuesFrom": [{"kind": "ConfigMap", "name": "values"}]
+        }))
+        .unwrap();
+        assert_eq!(chart.helm_chart_action, HelmChartAction::Install);
+        let options = chart.options.as_ref().unwrap();
+        assert!(options.skip_crds);
+        assert!(options.upgrade_options.upgrade_crds);
+        assert_eq!(options.upgrade_options.max_history, 2);
+        assert_eq!(options.install_options.create_namespace, Some(true));
+        let json = serde_json::to_value(&chart).unwrap();
+        assert_eq!(json["options"]["skipCRDs"], true);
+        let back: HelmChart = serde_json::from_value(json).unwrap();
+        assert_eq!(back, chart);
+    }
+}

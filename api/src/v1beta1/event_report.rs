@@ -1,0 +1,210 @@
+//! EventReport: what matched an EventSource in one cluster (lib.projectsveltos.io/v1beta1).
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The resources of one cluster that match one EventSource.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "lib.projectsveltos.io",
+    version = "v1beta1",
+    kind = "EventReport",
+    plural = "eventreports",
+    namespaced,
+    status = "EventReportStatus",
+    category = "sveltos",
+    derive = "PartialEq",
+    derive = "Default"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EventReportSpec {
+    /// Namespace of the cluster the report is about ("" in the managed cluster's own copy).
+    #[serde(default)]
+    pub cluster_namespace: String,
+    /// Name of the cluster the report is about ("" in the managed cluster's own copy).
+    #[serde(default)]
+    pub cluster_name: String,
+    /// `Capi` or `Sveltos`.
+    #[serde(default)]
+    pub cluster_type: ClusterType,
+    /// EventSource the report answers.
+    #[serde(default)]
+    pub event_source_name: String,
+    /// One reference per matching object.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
+    pub matching_resources: Vec<ObjectReference>,
+    /// Collected objects: each object's JSON followed by `\n---` (base64 on the wire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::bytes")]
+    pub resources: Option<ByteString>,
+    /// Matching CloudEvents, each a JSON document (base64 on the wire).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "crate::schema::bytes_list")]
+    pub cloud_events: Vec<ByteString>,
+}
+
+/// Delivery state of a report and the last error met while acting on it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventReportStatus {
+    /// Where the report is in its delivery to the manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<ReportPhase>,
+    /// Last error while generating ClusterProfiles from this report; cleared on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+}
+
+/// Delivery phase of a report.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum ReportPhase {
+    /// Written by the agent, not yet collected.
+    WaitingForDelivery,
+    /// Being collected.
+    Delivering,
+    /// The manager acted on it.
+    Processed,
+}
+
+/// How a cluster is registered.
+#[derive(
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    JsonSchema,
+)]
+pub enum ClusterType {
+    /// A Cluster API `Cluster`.
+    Capi,
+    /// A `SveltosCluster`.
+    #[default]
+    Sveltos,
+}
+
+impl ClusterType {
+    /// The form used in names and labels: `capi` or `sveltos`.
+    pub fn lowercase(self) -> &'static str {
+        match self {
+            ClusterType::Capi => "capi",
+            ClusterType::Sveltos => "sveltos",
+        }
+    }
+
+    /// The JSON form: `Capi` or `Sveltos`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterType::Capi => "Capi",
+            ClusterType::Sveltos => "Sveltos",
+        }
+    }
+}
+
+impl std::fmt::Display for ClusterType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Name of the management-cluster copy of a report: `<capi|sveltos>--<eventSource>--<cluster>`.
+pub fn event_report_name(
+    event_source: &str,
+    cluster_name: &str,
+    cluster_type: ClusterType,
+) -> String {
+    format!(
+        "{}--{event_source}--{cluster_name}",
+        cluster_type.lowercase()
+    )
+}
+
+/// Splits collected `resources` bytes into the JSON documents the agent joined with `\n---`.
+pub fn split_collected_resources(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut documents = Vec::new();
+    let mut rest = bytes;
+    loop {
+        let end = find(rest, b"\n---").unwrap_or(rest.len());
+        let document = trim_ascii(&rest[..end]);
+        if !document.is_empty() {
+            documents.push(document);
+        }
+        if end >= rest.len() {
+            return documents;
+        }
+        rest = &rest[end + 4..];
+    }
+}
+
+/// Joins objects the way the agent encodes `resources`: `<json>\n---` for each.
+pub fn join_collected_resources<'a>(documents: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for document in documents {
+        out.extend_from_slice(document);
+        out.extend_from_slice(b"\n---");
+    }
+    out
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_upstream_shape() {
+        assert_eq!(
+            event_report_name("sveltos-service", "c1", ClusterType::Sveltos),
+            "sveltos--sveltos-service--c1"
+        );
+        assert_eq!(event_report_name("s", "w", ClusterType::Capi), "capi--s--w");
+    }
+
+    #[test]
+    fn collected_resources_round_trip() {
+        let a = br#"{"kind":"Service","metadata":{"name":"a"}}"#.as_slice();
+        let b = br#"{"kind":"Service","metadata":{"name":"b"}}"#.as_slice();
+        let joined = join_collected_resources([a, b]);
+        assert!(joined.ends_with(b"\n---"));
+        assert_eq!(split_collected_resources(&joined), vec![a, b]);
+        assert!(split_collected_resources(b"").is_empty());
+    }
+
+    #[test]
+    fn seed_report_resources_decode() {
+        // The resources field of the EventReport shown in the seed documents.
+        let report: EventReport = serde_json::from_value(serde_json::json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1",
+            "kind": "EventReport",
+            "metadata": {"name": "capi--sveltos-service--w", "namespace": "default"},
+            "spec": {
+                "clusterName": "w", "clusterNamespace": "default", "clusterType": "Capi",
+                "eventSourceName": "sveltos-service",
+                "resources": "eyJhIjoxfQotLS0="
+            }
+        }))
+        .unwrap();
+        let bytes = report.spec.resources.unwrap().0;
+        assert_eq!(
+            split_collected_resources(&bytes),
+            vec![br#"{"a":1}"#.as_slice()]
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! The stored API version of lib.projectsveltos.io and config.projectsveltos.io.
+
+mod addons;
+mod cluster_profile;
+mod cluster_summary;
+mod event_report;
+mod event_source;
+mod event_trigger;
+mod sveltos_cluster;
+
+pub use addons::*;
+pub use cluster_profile::*;
+pub use cluster_summary::*;
+pub use event_report::*;
+pub use event_source::*;
+pub use event_trigger::*;
+pub use sveltos_cluster::*;
