@@ -75,7 +75,7 @@ pub enum FeatureId {
 }
 
 /// A ConfigMap, Secret or Flux source holding add-ons to deploy.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyRef {
     /// Namespace; "" = the cluster's namespace. A template in EventTriggers.
@@ -110,6 +110,23 @@ pub struct PolicyRef {
     /// Fetch the content from a URL instead of `kind`.
     #[serde(default, rename = "remoteURL", skip_serializing_if = "Option::is_none")]
     pub remote_url: Option<RemoteUrl>,
+}
+
+impl Default for PolicyRef {
+    fn default() -> Self {
+        PolicyRef {
+            namespace: Default::default(),
+            name: Default::default(),
+            kind: Default::default(),
+            path: Default::default(),
+            deployment_type: Default::default(),
+            optional: Default::default(),
+            tier: default_tier(),
+            skip_namespace_creation: Default::default(),
+            force: Default::default(),
+            remote_url: Default::default(),
+        }
+    }
 }
 
 /// Add-on content fetched over HTTP(S) or OCI.
@@ -474,7 +491,7 @@ pub struct ProvenanceVerification {
 }
 
 /// A Kustomization to build and deploy.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KustomizationRef {
     /// Namespace of the source; "" = the cluster's namespace.
@@ -522,6 +539,27 @@ pub struct KustomizationRef {
     /// Fetch the kustomization from a URL.
     #[serde(default, rename = "remoteURL", skip_serializing_if = "Option::is_none")]
     pub remote_url: Option<RemoteKustomizeUrl>,
+}
+
+impl Default for KustomizationRef {
+    fn default() -> Self {
+        KustomizationRef {
+            namespace: Default::default(),
+            name: Default::default(),
+            kind: Default::default(),
+            path: Default::default(),
+            components: Default::default(),
+            optional: Default::default(),
+            target_namespace: Default::default(),
+            deployment_type: Default::default(),
+            values: Default::default(),
+            values_from: Default::default(),
+            tier: default_tier(),
+            skip_namespace_creation: Default::default(),
+            force: Default::default(),
+            remote_url: Default::default(),
+        }
+    }
 }
 
 /// A Kustomization fetched over HTTP(S) or OCI.

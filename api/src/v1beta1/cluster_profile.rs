@@ -17,7 +17,7 @@ use super::{
 };
 
 /// Which clusters get which add-ons, and how.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "config.projectsveltos.io",
     version = "v1beta1",
@@ -119,6 +119,38 @@ pub struct ClusterProfileSpec {
     /// Annotations added to every deployed object.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra_annotations: BTreeMap<String, String>,
+}
+
+impl Default for ClusterProfileSpec {
+    fn default() -> Self {
+        ClusterProfileSpec {
+            cluster_selector: Default::default(),
+            cluster_refs: Default::default(),
+            set_refs: Default::default(),
+            sync_mode: Default::default(),
+            tier: super::addons::default_tier(),
+            continue_on_conflict: Default::default(),
+            continue_on_error: Default::default(),
+            max_update: Default::default(),
+            stop_matching_behavior: Default::default(),
+            reloader: Default::default(),
+            template_resource_refs: Default::default(),
+            depends_on: Default::default(),
+            policy_refs: Default::default(),
+            helm_charts: Default::default(),
+            kustomization_refs: Default::default(),
+            pre_deploy_checks: Default::default(),
+            validate_healths: Default::default(),
+            patches: Default::default(),
+            patches_from: Default::default(),
+            drift_exclusions: Default::default(),
+            max_consecutive_failures: Default::default(),
+            pre_delete_checks: Default::default(),
+            post_delete_checks: Default::default(),
+            extra_labels: Default::default(),
+            extra_annotations: Default::default(),
+        }
+    }
 }
 
 /// Deployment progress of a profile over its clusters.

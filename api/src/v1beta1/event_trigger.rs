@@ -18,7 +18,7 @@ use super::{
 
 /// When events of `eventSourceName` happen in the source clusters, generate ClusterProfiles
 /// deploying these add-ons to the destination.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "lib.projectsveltos.io",
     version = "v1beta1",
@@ -137,6 +137,43 @@ pub struct EventTriggerSpec {
     /// Annotations added to every deployed object.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra_annotations: BTreeMap<String, String>,
+}
+
+impl Default for EventTriggerSpec {
+    fn default() -> Self {
+        EventTriggerSpec {
+            source_cluster_selector: Default::default(),
+            cluster_set_refs: Default::default(),
+            destination_cluster_selector: Default::default(),
+            destination_cluster: Default::default(),
+            one_for_event: Default::default(),
+            profile_name_format: Default::default(),
+            event_source_name: Default::default(),
+            config_map_generator: Default::default(),
+            secret_generator: Default::default(),
+            sync_mode: Default::default(),
+            tier: super::addons::default_tier(),
+            continue_on_conflict: Default::default(),
+            max_update: Default::default(),
+            stop_matching_behavior: Default::default(),
+            reloader: Default::default(),
+            depends_on: Default::default(),
+            template_resource_refs: Default::default(),
+            policy_refs: Default::default(),
+            helm_charts: Default::default(),
+            kustomization_refs: Default::default(),
+            pre_deploy_checks: Default::default(),
+            validate_healths: Default::default(),
+            pre_delete_checks: Default::default(),
+            post_delete_checks: Default::default(),
+            patches: Default::default(),
+            patches_from: Default::default(),
+            drift_exclusions: Default::default(),
+            cloud_event_action: default_cloud_event_action(),
+            extra_labels: Default::default(),
+            extra_annotations: Default::default(),
+        }
+    }
 }
 
 fn default_cloud_event_action() -> String {

@@ -1,0 +1,258 @@
+//! The data templates see when an EventTrigger instantiates add-ons: `.Cluster`, and either
+//! `.MatchingResource`/`.Resource`/`.CloudEvent` (one object per profile, `oneForEvent`) or
+//! `.MatchingResources`/`.Resources`/`.CloudEvents` (one profile for all).
+//!
+//! Object references keep Go's capitalised struct field names (`.MatchingResource.Name`), and
+//! numbers inside collected objects stay integers when the JSON has them as integers (upstream
+//! turns them into floats, which breaks `eq .port 443`; see docs/ARCHITECTURE.md).
+
+use api::v1beta1::{EventReport, split_collected_resources};
+use k8s_openapi::api::core::v1::ObjectReference;
+use serde_json::{Map, Value, json};
+
+use crate::{Error, Result};
+
+/// One event as a `oneForEvent` profile sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SingleEvent {
+    /// Reference to the matching resource.
+    pub matching_resource: ObjectReference,
+    /// The collected object, when the EventSource collects resources.
+    pub resource: Option<Value>,
+}
+
+/// The events of one report, decoded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReportEvents {
+    /// References of every matching resource, in report order.
+    pub matching_resources: Vec<ObjectReference>,
+    /// Collected objects, in report order (empty when not collected).
+    pub resources: Vec<Value>,
+    /// CloudEvents carried by the report.
+    pub cloud_events: Vec<Value>,
+}
+
+impl ReportEvents {
+    /// Decodes a report's references, collected objects and CloudEvents.
+    pub fn from_report(report: &EventReport) -> Result<Self> {
+        let name = report.metadata.name.clone().unwrap_or_default();
+        let decode = |bytes: &[u8], what: &str| {
+            serde_json::from_slice::<Value>(bytes).map_err(|source| Error::Report {
+                report: name.clone(),
+                reason: format!("{what} is not valid JSON: {source}"),
+            })
+        };
+        let resources = match &report.spec.resources {
+            Some(bytes) => split_collected_resources(&bytes.0)
+                .into_iter()
+                .map(|document| decode(document, "a collected resource"))
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        let cloud_events = report
+            .spec
+            .cloud_events
+            .iter()
+            .map(|event| decode(&event.0, "a CloudEvent"))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ReportEvents {
+            matching_resources: report.spec.matching_resources.clone(),
+            resources,
+            cloud_events,
+        })
+    }
+
+    /// True when the report carries no match and no CloudEvent.
+    pub fn is_empty(&self) -> bool {
+        self.matching_resources.is_empty()
+            && self.resources.is_empty()
+            && self.cloud_events.is_empty()
+    }
+
+    /// One entry per resource event: the collected objects when there are any (each matched
+    /// to its reference), else the references alone.
+    pub fn singles(&self) -> Vec<SingleEvent> {
+        if self.resources.is_empty() {
+            return self
+                .matching_resources
+                .iter()
+                .map(|r| SingleEvent {
+                    matching_resource: r.clone(),
+                    resource: None,
+                })
+                .collect();
+        }
+        self.resources
+            .iter()
+            .map(|object| SingleEvent {
+                matching_resource: reference_of(object),
+                resource: Some(object.clone()),
+            })
+            .collect()
+    }
+}
+
+/// The reference (apiVersion, kind, namespace, name, uid) of a JSON object.
+pub fn reference_of(object: &Value) -> ObjectReference {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    ObjectReference {
+        api_version: text("/apiVersion"),
+        kind: text("/kind"),
+        namespace: text("/metadata/namespace"),
+        name: text("/metadata/name"),
+        uid: text("/metadata/uid"),
+        resource_version: text("/metadata/resourceVersion"),
+        field_path: None,
+    }
+}
+
+/// An ObjectReference with Go's field names, every field present (zero value "").
+pub fn go_object_reference(reference: &ObjectReference) -> Value {
+    let field = |v: &Option<String>| Value::String(v.clone().unwrap_or_default());
+    json!({
+        "Kind": field(&reference.kind),
+        "Namespace": field(&reference.namespace),
+        "Name": field(&reference.name),
+        "UID": field(&reference.uid),
+        "APIVersion": field(&reference.api_version),
+        "ResourceVersion": field(&reference.resource_version),
+        "FieldPath": field(&reference.field_path),
+    })
+}
+
+/// Template data for one object of a `oneForEvent` trigger.
+pub fn single_event_data(cluster: &Value, event: &SingleEvent) -> Value {
+    let mut data = Map::new();
+    data.insert("Cluster".into(), cluster.clone());
+    data.insert(
+        "MatchingResource".into(),
+        go_object_reference(&event.matching_resource),
+    );
+    data.insert(
+        "Resource".into(),
+        event.resource.clone().unwrap_or(Value::Null),
+    );
+    data.insert("CloudEvent".into(), Value::Null);
+    Value::Object(data)
+}
+
+/// Template data for one CloudEvent of a `oneForEvent` trigger.
+pub fn cloud_event_data(cluster: &Value, cloud_event: &Value) -> Value {
+    json!({
+        "Cluster": cluster,
+        "MatchingResource": go_object_reference(&ObjectReference::default()),
+        "Resource": Value::Null,
+        "CloudEvent": cloud_event,
+    })
+}
+
+/// Template data for the single profile of a trigger without `oneForEvent`.
+pub fn all_events_data(cluster: &Value, events: &ReportEvents) -> Value {
+    json!({
+        "Cluster": cluster,
+        "MatchingResources": events.matching_resources.iter().map(go_object_reference).collect::<Vec<_>>(),
+        "Resources": events.resources,
+        "CloudEvents": events.cloud_events,
+    })
+}
+
+/// Template data for fields rendered with cluster data only (`eventSourceName`, generator
+/// and reference names before any event is known).
+pub fn cluster_only_data(cluster: &Value) -> Value {
+    let text = |pointer: &str| {
+        cluster
+            .pointer(pointer)
+            .cloned()
+            .unwrap_or(Value::String(String::new()))
+    };
+    json!({
+        "Cluster": cluster,
+        "ClusterNamespace": text("/metadata/namespace"),
+        "ClusterName": text("/metadata/name"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::v1beta1::{EventReportSpec, join_collected_resources};
+    use k8s_openapi::ByteString;
+
+    fn service(name: &str, port: i64) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+            "spec": {"ports": [{"port": port}]}
+        })
+    }
+
+    fn report(objects: &[Value]) -> EventReport {
+        let documents: Vec<Vec<u8>> = objects
+            .iter()
+            .map(|o| serde_json::to_vec(o).unwrap())
+            .collect();
+        EventReport::new(
+            "sveltos--s--c1",
+            EventReportSpec {
+                matching_resources: objects.iter().map(reference_of).collect(),
+                resources: Some(ByteString(join_collected_resources(
+                    documents.iter().map(Vec::as_slice),
+                ))),
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn collected_objects_decode_with_integer_ports() {
+        let events =
+            ReportEvents::from_report(&report(&[service("a", 443), service("b", 80)])).unwrap();
+        assert_eq!(events.resources.len(), 2);
+        assert!(events.resources[0]["spec"]["ports"][0]["port"].is_i64());
+        let singles = events.singles();
+        assert_eq!(singles[1].matching_resource.name.as_deref(), Some("b"));
+        assert_eq!(
+            singles[1].resource.as_ref().unwrap()["metadata"]["name"],
+            "b"
+        );
+    }
+
+    #[test]
+    fn references_alone_when_not_collected() {
+        let mut r = report(&[service("a", 1)]);
+        r.spec.resources = None;
+        let events = ReportEvents::from_report(&r).unwrap();
+        let singles = events.singles();
+        assert_eq!(singles.len(), 1);
+        assert!(singles[0].resource.is_none());
+        let data = single_event_data(&json!({"kind": "SveltosCluster"}), &singles[0]);
+        assert_eq!(data["MatchingResource"]["Name"], "a");
+        assert_eq!(data["MatchingResource"]["FieldPath"], "");
+        assert!(data["Resource"].is_null());
+    }
+
+    #[test]
+    fn corrupt_collected_resource_is_an_error_naming_the_report() {
+        let mut r = report(&[]);
+        r.spec.resources = Some(ByteString(b"{not json\n---".to_vec()));
+        let error = ReportEvents::from_report(&r).unwrap_err().to_string();
+        assert!(error.contains("sveltos--s--c1"), "{error}");
+    }
+
+    #[test]
+    fn plural_data_has_go_names() {
+        let events = ReportEvents::from_report(&report(&[service("a", 443)])).unwrap();
+        let data = all_events_data(&json!({}), &events);
+        assert_eq!(data["MatchingResources"][0]["Kind"], "Service");
+        assert_eq!(data["Resources"][0]["metadata"]["name"], "a");
+        assert!(
+            data.get("Resource").is_none(),
+            "singular names only with oneForEvent"
+        );
+    }
+}
