@@ -174,36 +174,9 @@ fn check_secret_type(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{NameOnly, Objects};
     use api::labels::TEMPLATE_ANNOTATION;
     use serde_json::json;
-
-    /// Stands in for the template engine: replaces `{{ .Resource.metadata.name }}`.
-    struct NameOnly;
-
-    impl Render for NameOnly {
-        fn render(&self, _: &str, text: &str, data: &Value) -> Result<String, String> {
-            let name = data
-                .pointer("/Resource/metadata/name")
-                .and_then(Value::as_str);
-            match (text.contains("{{ .Resource.metadata.name }}"), name) {
-                (true, Some(name)) => Ok(text.replace("{{ .Resource.metadata.name }}", name)),
-                (true, None) => Err("map has no entry for key \"Resource\"".into()),
-                (false, _) if text.contains("{{") => Err("unexpected action".into()),
-                (false, _) => Ok(text.to_string()),
-            }
-        }
-    }
-
-    struct Objects(Vec<Referenced>);
-
-    impl Lookup for Objects {
-        fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Referenced> {
-            self.0
-                .iter()
-                .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)
-                .cloned()
-        }
-    }
 
     fn configmap(name: &str, annotations: &[(&str, &str)]) -> Referenced {
         Referenced {

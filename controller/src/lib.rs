@@ -8,7 +8,10 @@ pub mod clusters;
 pub mod event_data;
 pub mod identity;
 pub mod instantiate;
+pub mod profiles;
 pub mod render;
+#[cfg(test)]
+mod testing;
 
 /// Errors of the manager.
 #[derive(Debug, thiserror::Error)]

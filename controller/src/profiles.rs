@@ -1,0 +1,714 @@
+//! The "decide" step of the manager: for one EventTrigger, one source cluster and the events
+//! of its EventReport, the ClusterProfiles and generated ConfigMaps/Secrets that must exist.
+//! Pure: reads go through [`Lookup`], rendering through [`Render`].
+
+use std::collections::BTreeMap;
+
+use api::labels::{FROM_GENERATOR_LABEL, LEGACY_INSTANTIATION_ANNOTATION};
+use api::v1beta1::{
+    ClusterProfile, ClusterProfileSpec, DeploymentType, EventTrigger, GeneratorReference,
+    HelmChart, KustomizationRef, TemplateResourceRef, ValueFrom,
+};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use serde_json::Value;
+
+use crate::clusters::Cluster;
+use crate::event_data::{ReportEvents, all_events_data, cloud_event_data, single_event_data};
+use crate::identity::{Identity, generated_name, identity_labels, with_reference};
+use crate::instantiate::{self, Context, Generated, Lookup};
+use crate::render::{Render, render_field, template_name};
+
+/// What must exist for one (trigger, cluster) after a report.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Desired {
+    /// Generated ClusterProfiles.
+    pub profiles: Vec<ClusterProfile>,
+    /// Instantiated ConfigMaps/Secrets and generator outputs, all in `projectsveltos`.
+    pub generated: Vec<Generated>,
+}
+
+/// The inputs of one decision.
+pub struct Inputs<'a> {
+    /// The trigger.
+    pub trigger: &'a EventTrigger,
+    /// The source cluster of the report.
+    pub cluster: &'a Cluster,
+    /// EventSource name (already rendered with cluster data).
+    pub event_source: &'a str,
+    /// Decoded report content.
+    pub events: &'a ReportEvents,
+}
+
+/// Computes the objects a report should produce; errors are sentences for the trigger's status.
+pub fn desired(
+    inputs: &Inputs<'_>,
+    render: &dyn Render,
+    lookup: &dyn Lookup,
+) -> Result<Desired, String> {
+    let trigger = inputs.trigger;
+    let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
+    trigger
+        .spec
+        .validate()
+        .map_err(|e| format!("EventTrigger {trigger_name}: {e}"))?;
+    let cluster = &inputs.cluster.reference;
+    let name = template_name(&cluster.namespace, &cluster.name, trigger_name);
+    let trigger_labels = trigger.metadata.labels.clone().unwrap_or_default();
+    let mut out = Desired::default();
+    let mut add = |identity: Identity<'_>, data: Value| -> Result<(), String> {
+        let labels = identity_labels(&identity, &trigger_labels);
+        let unit = Unit {
+            inputs,
+            render,
+            lookup,
+            template_name: &name,
+            data: &data,
+            labels: &labels,
+        };
+        let (profile, generated) = unit.build()?;
+        out.profiles.push(profile);
+        out.generated.extend(generated);
+        Ok(())
+    };
+    if trigger.spec.one_for_event {
+        for event in inputs.events.singles() {
+            let reference = &event.matching_resource;
+            let resource = Some((
+                reference.namespace.as_deref().unwrap_or_default(),
+                reference.name.as_deref().unwrap_or_default(),
+            ));
+            let identity = Identity {
+                trigger: trigger_name,
+                cluster,
+                event_source: inputs.event_source,
+                resource,
+                cloud_event: None,
+            };
+            add(identity, single_event_data(&inputs.cluster.object, &event))?;
+        }
+        for cloud_event in &inputs.events.cloud_events {
+            let field = |f: &str| {
+                cloud_event
+                    .get(f)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            };
+            let identity = Identity {
+                trigger: trigger_name,
+                cluster,
+                event_source: inputs.event_source,
+                resource: None,
+                cloud_event: Some((field("source"), field("subject"))),
+            };
+            add(
+                identity,
+                cloud_event_data(&inputs.cluster.object, cloud_event),
+            )?;
+        }
+    } else if !inputs.events.is_empty() {
+        let identity = Identity {
+            trigger: trigger_name,
+            cluster,
+            event_source: inputs.event_source,
+            resource: None,
+            cloud_event: None,
+        };
+        add(
+            identity,
+            all_events_data(&inputs.cluster.object, inputs.events),
+        )?;
+    }
+    Ok(out)
+}
+
+/// One ClusterProfile and what it needs generated.
+struct Unit<'a> {
+    inputs: &'a Inputs<'a>,
+    render: &'a dyn Render,
+    lookup: &'a dyn Lookup,
+    template_name: &'a str,
+    data: &'a Value,
+    labels: &'a BTreeMap<String, String>,
+}
+
+impl Unit<'_> {
+    fn text(&self, what: &str, text: &str) -> Result<String, String> {
+        render_field(self.render, self.template_name, text, self.data)
+            .map_err(|e| format!("cannot render {what} {text:?}: {e}"))
+    }
+
+    fn build(&self) -> Result<(ClusterProfile, Vec<Generated>), String> {
+        let spec = &self.inputs.trigger.spec;
+        let mut generated = self.generators()?;
+        let legacy = self
+            .inputs
+            .trigger
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(LEGACY_INSTANTIATION_ANNOTATION));
+        let cx = Context {
+            render: self.render,
+            lookup: self.lookup,
+            template_name: self.template_name,
+            data: self.data,
+            cluster_namespace: &self.inputs.cluster.reference.namespace,
+            identity_labels: self.labels,
+            legacy_instantiation: legacy,
+        };
+        let mut policy_refs = Vec::new();
+        for reference in &spec.policy_refs {
+            if let Some(resolved) = instantiate::policy_ref(reference, &cx)? {
+                policy_refs.push(resolved.policy_ref);
+                generated.extend(resolved.generated);
+            }
+        }
+        // Upstream lists Local references first; within each group the trigger's order is kept.
+        policy_refs.sort_by_key(|r| r.deployment_type != DeploymentType::Local);
+
+        let (cluster_selector, cluster_refs) = self.destination()?;
+        let profile_spec = ClusterProfileSpec {
+            cluster_selector,
+            cluster_refs,
+            sync_mode: spec.sync_mode,
+            tier: spec.tier,
+            continue_on_conflict: spec.continue_on_conflict,
+            max_update: spec.max_update.clone(),
+            stop_matching_behavior: spec.stop_matching_behavior,
+            reloader: spec.reloader,
+            template_resource_refs: spec
+                .template_resource_refs
+                .iter()
+                .map(|r| self.template_resource_ref(r))
+                .collect::<Result<_, _>>()?,
+            depends_on: spec.depends_on.clone(),
+            policy_refs,
+            helm_charts: spec
+                .helm_charts
+                .iter()
+                .map(|c| self.helm_chart(c))
+                .collect::<Result<_, _>>()?,
+            kustomization_refs: spec
+                .kustomization_refs
+                .iter()
+                .map(|k| self.kustomization(k))
+                .collect::<Result<_, _>>()?,
+            pre_deploy_checks: spec.pre_deploy_checks.clone(),
+            validate_healths: spec.validate_healths.clone(),
+            patches: spec.patches.clone(),
+            patches_from: spec.patches_from.clone(),
+            drift_exclusions: spec.drift_exclusions.clone(),
+            pre_delete_checks: spec.pre_delete_checks.clone(),
+            post_delete_checks: spec.post_delete_checks.clone(),
+            extra_labels: spec.extra_labels.clone(),
+            extra_annotations: spec.extra_annotations.clone(),
+            ..Default::default()
+        };
+        let name = if spec.profile_name_format.is_empty() {
+            generated_name(self.labels)
+        } else {
+            self.text("profileNameFormat", &spec.profile_name_format)?
+        };
+        let profile = ClusterProfile {
+            metadata: ObjectMeta {
+                name: Some(name),
+                labels: Some(self.labels.clone()),
+                ..Default::default()
+            },
+            spec: profile_spec,
+            status: None,
+        };
+        Ok((profile, generated))
+    }
+
+    /// `clusterSelector` and `clusterRefs` of the profile (4.11).
+    fn destination(&self) -> Result<(LabelSelector, Vec<ObjectReference>), String> {
+        let spec = &self.inputs.trigger.spec;
+        if let Some(destination) = &spec.destination_cluster {
+            let field = |what: &str, v: &Option<String>| -> Result<Option<String>, String> {
+                v.as_deref().map(|t| self.text(what, t)).transpose()
+            };
+            let reference = ObjectReference {
+                api_version: field("destinationCluster.apiVersion", &destination.api_version)?,
+                kind: field("destinationCluster.kind", &destination.kind)?,
+                namespace: field("destinationCluster.namespace", &destination.namespace)?,
+                name: field("destinationCluster.name", &destination.name)?,
+                ..Default::default()
+            };
+            return Ok((LabelSelector::default(), vec![reference]));
+        }
+        if !api::selector::is_empty(&spec.destination_cluster_selector) {
+            return Ok((spec.destination_cluster_selector.clone(), Vec::new()));
+        }
+        let source = &self.inputs.cluster.reference;
+        let (api_version, kind) = match source.cluster_type {
+            api::v1beta1::ClusterType::Sveltos => (
+                "lib.projectsveltos.io/v1beta1".to_string(),
+                "SveltosCluster",
+            ),
+            api::v1beta1::ClusterType::Capi => (
+                self.inputs
+                    .cluster
+                    .object
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("cluster.x-k8s.io/v1beta1")
+                    .to_string(),
+                "Cluster",
+            ),
+        };
+        let reference = ObjectReference {
+            api_version: Some(api_version),
+            kind: Some(kind.to_string()),
+            namespace: Some(source.namespace.clone()),
+            name: Some(source.name.clone()),
+            ..Default::default()
+        };
+        Ok((LabelSelector::default(), vec![reference]))
+    }
+
+    fn template_resource_ref(
+        &self,
+        reference: &TemplateResourceRef,
+    ) -> Result<TemplateResourceRef, String> {
+        let mut out = reference.clone();
+        if let Some(name) = &reference.resource.name {
+            out.resource.name = Some(self.text("templateResourceRefs name", name)?);
+        }
+        if let Some(namespace) = &reference.resource.namespace {
+            out.resource.namespace = Some(self.text("templateResourceRefs namespace", namespace)?);
+        }
+        Ok(out)
+    }
+
+    fn values_from(&self, values_from: &[ValueFrom]) -> Result<Vec<ValueFrom>, String> {
+        values_from
+            .iter()
+            .map(|v| {
+                // A reference whose rendered object is missing is kept as written, as upstream.
+                let namespace = self.text("valuesFrom namespace", &v.namespace)?;
+                let name = self.text("valuesFrom name", &v.name)?;
+                let lookup_namespace = if namespace.is_empty() {
+                    self.inputs.cluster.reference.namespace.clone()
+                } else {
+                    namespace.clone()
+                };
+                if self.lookup.get(&v.kind, &lookup_namespace, &name).is_none() {
+                    return Ok(v.clone());
+                }
+                Ok(ValueFrom {
+                    namespace,
+                    name,
+                    ..v.clone()
+                })
+            })
+            .collect()
+    }
+
+    fn helm_chart(&self, chart: &HelmChart) -> Result<HelmChart, String> {
+        Ok(HelmChart {
+            repository_url: self.text("helm repositoryURL", &chart.repository_url)?,
+            repository_name: self.text("helm repositoryName", &chart.repository_name)?,
+            chart_name: self.text("helm chartName", &chart.chart_name)?,
+            chart_version: self.text("helm chartVersion", &chart.chart_version)?,
+            release_name: self.text("helm releaseName", &chart.release_name)?,
+            release_namespace: self.text("helm releaseNamespace", &chart.release_namespace)?,
+            values: self.text("helm values", &chart.values)?,
+            values_from: self.values_from(&chart.values_from)?,
+            ..chart.clone()
+        })
+    }
+
+    fn kustomization(&self, reference: &KustomizationRef) -> Result<KustomizationRef, String> {
+        Ok(KustomizationRef {
+            namespace: self.text("kustomizationRef namespace", &reference.namespace)?,
+            name: self.text("kustomizationRef name", &reference.name)?,
+            path: self.text("kustomizationRef path", &reference.path)?,
+            target_namespace: self.text(
+                "kustomizationRef targetNamespace",
+                &reference.target_namespace,
+            )?,
+            components: reference
+                .components
+                .iter()
+                .map(|c| self.text("kustomizationRef component", c))
+                .collect::<Result<_, _>>()?,
+            values: reference
+                .values
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), self.text("kustomizationRef value", v)?)))
+                .collect::<Result<_, String>>()?,
+            values_from: self.values_from(&reference.values_from)?,
+            ..reference.clone()
+        })
+    }
+
+    /// configMapGenerator and secretGenerator outputs (4.8).
+    fn generators(&self) -> Result<Vec<Generated>, String> {
+        let spec = &self.inputs.trigger.spec;
+        let mut out = Vec::new();
+        let entries = spec
+            .config_map_generator
+            .iter()
+            .map(|g| ("ConfigMap", g))
+            .chain(spec.secret_generator.iter().map(|g| ("Secret", g)));
+        for (kind, generator) in entries {
+            if let Some(generated) = self.generator(kind, generator)? {
+                out.push(generated);
+            }
+        }
+        Ok(out)
+    }
+
+    fn generator(
+        &self,
+        kind: &str,
+        generator: &GeneratorReference,
+    ) -> Result<Option<Generated>, String> {
+        let namespace = match self.text("generator namespace", &generator.namespace)? {
+            ns if ns.is_empty() => self.inputs.cluster.reference.namespace.clone(),
+            ns => ns,
+        };
+        let name = self.text("generator name", &generator.name)?;
+        let Some(source) = self.lookup.get(kind, &namespace, &name) else {
+            return if generator.optional {
+                Ok(None)
+            } else {
+                Err(format!(
+                    "referenced {kind} {namespace}/{name} does not exist yet"
+                ))
+            };
+        };
+        if kind == "Secret"
+            && source.secret_type.as_deref() != Some(api::labels::CLUSTER_PROFILE_SECRET_TYPE)
+        {
+            return Err(format!(
+                "unsupported secret type: Secret {namespace}/{name} must have type {}",
+                api::labels::CLUSTER_PROFILE_SECRET_TYPE
+            ));
+        }
+        let mut data = BTreeMap::new();
+        for (key, text) in &source.data {
+            let value = self
+                .render
+                .render(self.template_name, text, self.data)
+                .map_err(|e| {
+                    format!("cannot instantiate {kind} {namespace}/{name} key {key:?}: {e}")
+                })?;
+            data.insert(key.clone(), value);
+        }
+        let mut labels = with_reference(self.labels.clone(), &namespace, &name);
+        labels.insert(FROM_GENERATOR_LABEL.into(), "ok".into());
+        Ok(Some(Generated {
+            kind: kind.to_string(),
+            name: self.text("generator nameFormat", &generator.name_format)?,
+            labels,
+            annotations: source.annotations,
+            data,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event_data::reference_of;
+    use crate::instantiate::Referenced;
+    use crate::testing::{NameOnly, Objects};
+    use api::labels::INSTANTIATE_ANNOTATION;
+    use api::v1beta1::{ClusterType, EventTriggerSpec, PolicyRef, SveltosCluster};
+    use serde_json::json;
+
+    fn cluster(name: &str) -> Cluster {
+        let object: SveltosCluster = serde_json::from_value(json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+            "metadata": {"name": name, "namespace": "default", "labels": {"env": "fv"}},
+            "spec": {}, "status": {"ready": true}
+        }))
+        .unwrap();
+        Cluster::from_sveltos(&object).unwrap()
+    }
+
+    fn service(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": name, "namespace": "default"}, "spec": {"ports": [{"port": 80}]}})
+    }
+
+    fn events(names: &[&str]) -> ReportEvents {
+        let resources: Vec<Value> = names.iter().map(|n| service(n)).collect();
+        ReportEvents {
+            matching_resources: resources.iter().map(reference_of).collect(),
+            resources,
+            cloud_events: Vec::new(),
+        }
+    }
+
+    fn trigger(spec: EventTriggerSpec) -> EventTrigger {
+        EventTrigger::new("service-network-policy", spec)
+    }
+
+    fn network_policy_objects() -> Objects {
+        Objects(vec![Referenced {
+            kind: "ConfigMap".into(),
+            namespace: "default".into(),
+            name: "network-policy".into(),
+            annotations: BTreeMap::from([(INSTANTIATE_ANNOTATION.to_string(), "ok".to_string())]),
+            data: BTreeMap::from([(
+                "networkpolicy.yaml".to_string(),
+                "name: front-{{ .Resource.metadata.name }}".to_string(),
+            )]),
+            secret_type: None,
+        }])
+    }
+
+    fn network_policy_trigger(one_for_event: bool) -> EventTrigger {
+        trigger(EventTriggerSpec {
+            source_cluster_selector: api::selector::parse("env=fv").unwrap(),
+            event_source_name: "sveltos-service".into(),
+            one_for_event,
+            policy_refs: vec![PolicyRef {
+                kind: "ConfigMap".into(),
+                namespace: "default".into(),
+                name: "network-policy".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    }
+
+    fn decide(
+        trigger: &EventTrigger,
+        cluster: &Cluster,
+        events: &ReportEvents,
+        objects: &Objects,
+    ) -> Result<Desired, String> {
+        let inputs = Inputs {
+            trigger,
+            cluster,
+            event_source: "sveltos-service",
+            events,
+        };
+        desired(&inputs, &NameOnly, objects)
+    }
+
+    #[test]
+    fn one_profile_and_configmap_per_resource_in_the_source_cluster() {
+        let c1 = cluster("c1");
+        let desired = decide(
+            &network_policy_trigger(true),
+            &c1,
+            &events(&["a", "b"]),
+            &network_policy_objects(),
+        )
+        .unwrap();
+        assert_eq!(desired.profiles.len(), 2);
+        assert_eq!(desired.generated.len(), 2);
+        let profile = &desired.profiles[0];
+        let refs = &profile.spec.cluster_refs;
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].kind.as_deref(), Some("SveltosCluster"));
+        assert_eq!(refs[0].name.as_deref(), Some("c1"));
+        assert!(api::selector::is_empty(&profile.spec.cluster_selector));
+        let labels = profile.metadata.labels.as_ref().unwrap();
+        assert_eq!(
+            labels["eventtrigger.lib.projectsveltos.io/resourcename"],
+            "a"
+        );
+        assert_eq!(profile.spec.policy_refs[0].name, desired.generated[0].name);
+        assert_eq!(
+            desired.generated[0].data["networkpolicy.yaml"],
+            "name: front-a"
+        );
+        assert_eq!(
+            desired.generated[1].data["networkpolicy.yaml"],
+            "name: front-b"
+        );
+        assert_ne!(
+            desired.profiles[0].metadata.name,
+            desired.profiles[1].metadata.name
+        );
+    }
+
+    #[test]
+    fn decisions_are_deterministic() {
+        let c1 = cluster("c1");
+        let first = decide(
+            &network_policy_trigger(true),
+            &c1,
+            &events(&["a"]),
+            &network_policy_objects(),
+        )
+        .unwrap();
+        let again = decide(
+            &network_policy_trigger(true),
+            &c1,
+            &events(&["a"]),
+            &network_policy_objects(),
+        )
+        .unwrap();
+        assert_eq!(first, again);
+    }
+
+    #[test]
+    fn one_profile_for_all_resources_and_none_for_no_event() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(false);
+        trigger.spec.policy_refs[0].name = "plain".into();
+        let objects = Objects(vec![Referenced {
+            kind: "ConfigMap".into(),
+            namespace: "default".into(),
+            name: "plain".into(),
+            ..Default::default()
+        }]);
+        let desired = decide(&trigger, &c1, &events(&["a", "b"]), &objects).unwrap();
+        assert_eq!(desired.profiles.len(), 1);
+        assert!(
+            desired.generated.is_empty(),
+            "not annotated: referenced as is"
+        );
+        assert_eq!(desired.profiles[0].spec.policy_refs[0].name, "plain");
+        assert!(
+            !desired.profiles[0]
+                .metadata
+                .labels
+                .as_ref()
+                .unwrap()
+                .contains_key("eventtrigger.lib.projectsveltos.io/resourcename")
+        );
+        let empty = decide(&trigger, &c1, &events(&[]), &objects).unwrap();
+        assert!(empty.profiles.is_empty());
+    }
+
+    #[test]
+    fn destination_selector_and_destination_cluster() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(true);
+        trigger.spec.destination_cluster_selector = api::selector::parse("dep=eng").unwrap();
+        let desired = decide(&trigger, &c1, &events(&["a"]), &network_policy_objects()).unwrap();
+        assert_eq!(
+            desired.profiles[0].spec.cluster_selector,
+            trigger.spec.destination_cluster_selector
+        );
+        assert!(desired.profiles[0].spec.cluster_refs.is_empty());
+
+        trigger.spec.destination_cluster = Some(ObjectReference {
+            kind: Some("SveltosCluster".into()),
+            namespace: Some("default".into()),
+            name: Some("{{ .Cluster.metadata.name }}-peer".into()),
+            ..Default::default()
+        });
+        let error = decide(&trigger, &c1, &events(&["a"]), &network_policy_objects()).unwrap_err();
+        assert!(error.contains("mutually exclusive"), "{error}");
+        trigger.spec.destination_cluster_selector = LabelSelector::default();
+        let desired = decide(&trigger, &c1, &events(&["a"]), &network_policy_objects()).unwrap();
+        assert_eq!(
+            desired.profiles[0].spec.cluster_refs[0].name.as_deref(),
+            Some("c1-peer")
+        );
+    }
+
+    #[test]
+    fn profile_name_format_and_copied_fields() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(true);
+        trigger.spec.profile_name_format =
+            "{{ .Cluster.metadata.name }}-{{ .Resource.metadata.name }}".into();
+        trigger.spec.tier = 50;
+        trigger.spec.patches_from = vec![ValueFrom {
+            name: "p".into(),
+            kind: "ConfigMap".into(),
+            ..Default::default()
+        }];
+        let desired = decide(&trigger, &c1, &events(&["a"]), &network_policy_objects()).unwrap();
+        let profile = &desired.profiles[0];
+        assert_eq!(profile.metadata.name.as_deref(), Some("c1-a"));
+        assert_eq!(profile.spec.tier, 50);
+        assert_eq!(
+            profile.spec.patches_from.len(),
+            1,
+            "patchesFrom propagated (upstream drops it)"
+        );
+    }
+
+    #[test]
+    fn local_policy_refs_come_first_in_trigger_order() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(false);
+        let plain = |name: &str, deployment_type| PolicyRef {
+            kind: "GitRepository".into(),
+            name: name.into(),
+            deployment_type,
+            ..Default::default()
+        };
+        trigger.spec.policy_refs = vec![
+            plain("r1", DeploymentType::Remote),
+            plain("l1", DeploymentType::Local),
+            plain("r2", DeploymentType::Remote),
+            plain("l2", DeploymentType::Local),
+        ];
+        let desired = decide(&trigger, &c1, &events(&["a"]), &Objects(vec![])).unwrap();
+        let names: Vec<_> = desired.profiles[0]
+            .spec
+            .policy_refs
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(names, ["l1", "l2", "r1", "r2"]);
+    }
+
+    #[test]
+    fn generators_write_named_outputs_not_referenced_by_the_profile() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(true);
+        trigger.spec.policy_refs.clear();
+        trigger.spec.config_map_generator = vec![GeneratorReference {
+            namespace: String::new(),
+            name: "calico-sa-token-template".into(),
+            name_format: "{{ .Cluster.metadata.name }}-token".into(),
+            optional: false,
+        }];
+        let source = Referenced {
+            kind: "ConfigMap".into(),
+            namespace: "default".into(),
+            name: "calico-sa-token-template".into(),
+            data: BTreeMap::from([(
+                "token".to_string(),
+                "{{ .Resource.metadata.name }}".to_string(),
+            )]),
+            ..Default::default()
+        };
+        let desired = decide(&trigger, &c1, &events(&["a"]), &Objects(vec![source])).unwrap();
+        assert_eq!(desired.generated.len(), 1);
+        let output = &desired.generated[0];
+        assert_eq!(output.name, "c1-token");
+        assert_eq!(output.data["token"], "a");
+        assert_eq!(output.labels[FROM_GENERATOR_LABEL], "ok");
+        assert!(desired.profiles[0].spec.policy_refs.is_empty());
+        let missing = decide(&trigger, &c1, &events(&["a"]), &Objects(vec![])).unwrap_err();
+        assert!(missing.contains("does not exist yet"), "{missing}");
+    }
+
+    #[test]
+    fn capi_source_clusters_are_referenced_as_cluster_api_clusters() {
+        let capi = Cluster::from_capi(&json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": "w", "namespace": "default"},
+            "status": {"initialization": {"controlPlaneInitialized": true}}
+        }));
+        assert_eq!(capi.reference.cluster_type, ClusterType::Capi);
+        let desired = decide(
+            &network_policy_trigger(true),
+            &capi,
+            &events(&["a"]),
+            &network_policy_objects(),
+        )
+        .unwrap();
+        let reference = &desired.profiles[0].spec.cluster_refs[0];
+        assert_eq!(reference.kind.as_deref(), Some("Cluster"));
+        assert_eq!(
+            reference.api_version.as_deref(),
+            Some("cluster.x-k8s.io/v1beta1")
+        );
+    }
+}
