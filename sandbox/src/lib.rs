@@ -1,1 +1,22 @@
 //! In-process Kubernetes API server hosting several virtual clusters.
+//!
+//! The crate is split into a storage layer with no HTTP ([`store`], [`registry`],
+//! [`selector`], [`patch`], [`fields`]) and an HTTP layer ([`http`]) that speaks the
+//! Kubernetes REST protocol on top of it. [`Sandbox`] starts several virtual clusters on
+//! loopback ports and hands out a `kube::Client` and a kubeconfig per cluster.
+
+pub mod controllers;
+pub mod error;
+pub mod fields;
+pub mod http;
+pub mod meta;
+pub mod patch;
+pub mod registry;
+pub mod sandbox;
+pub mod selector;
+pub mod smp;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
+pub use store::Store;

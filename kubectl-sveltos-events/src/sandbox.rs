@@ -1,0 +1,54 @@
+//! The `sandbox` subcommand: start virtual clusters and run until SIGINT/SIGTERM.
+
+use anyhow::{Context, bail};
+use std::path::PathBuf;
+
+/// Flags of `sandbox`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Directory receiving `<cluster>.kubeconfig` files and `READY`.
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Number of managed clusters (`cluster-1`...), besides `mgmt`.
+    #[arg(long, default_value_t = 2)]
+    pub clusters: usize,
+    /// Do not start the sveltos-events controllers (currently the only mode).
+    #[arg(long)]
+    pub no_controllers: bool,
+}
+
+/// Start the sandbox, print where the kubeconfigs are, wait for a signal, shut down.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    if !args.no_controllers {
+        bail!("the sveltos-events controllers are not available yet: pass --no-controllers");
+    }
+    let sandbox = sandbox::Sandbox::start(sandbox::SandboxOptions {
+        dir: Some(args.dir.clone()),
+        managed_clusters: args.clusters,
+    })
+    .await
+    .context("starting the sandbox")?;
+    for c in sandbox.clusters() {
+        let path = c
+            .kubeconfig
+            .as_deref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        println!("{}\t{}\tKUBECONFIG={}", c.name, c.url(), path);
+    }
+    println!("ready: {}", args.dir.join("READY").display());
+    wait_for_signal().await?;
+    tracing::info!("shutting down");
+    sandbox.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("waiting for SIGINT")?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,274 @@
+//! Built-in background controllers, reacting to the event stream like the real ones:
+//! the garbage collector (background, foreground, orphan) and the namespace controller.
+
+use crate::meta::{finalizers, meta_str};
+use crate::registry::{GroupResource, ResourceInfo};
+use crate::store::{DeleteOptions, Event, EventType, Store, WriteOptions};
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+
+/// Address of a dependent object.
+type Dependent = (GroupResource, String, String);
+
+/// Owner uid -> dependents, maintained from events.
+#[derive(Default)]
+struct Index {
+    dependents: HashMap<String, HashSet<Dependent>>,
+    owners_of: HashMap<Dependent, Vec<String>>,
+}
+
+fn owner_uids(obj: &Value) -> Vec<String> {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Index {
+    fn update(&mut self, gr: &GroupResource, obj: &Value, deleted: bool) {
+        let key = (
+            gr.clone(),
+            meta_str(obj, "namespace").to_owned(),
+            meta_str(obj, "name").to_owned(),
+        );
+        if let Some(old) = self.owners_of.remove(&key) {
+            for uid in old {
+                if let Some(set) = self.dependents.get_mut(&uid) {
+                    set.remove(&key);
+                    if set.is_empty() {
+                        self.dependents.remove(&uid);
+                    }
+                }
+            }
+        }
+        if deleted {
+            return;
+        }
+        let uids = owner_uids(obj);
+        if uids.is_empty() {
+            return;
+        }
+        for uid in &uids {
+            self.dependents
+                .entry(uid.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        self.owners_of.insert(key, uids);
+    }
+}
+
+/// Run the controllers of one cluster until `stop` turns true.
+pub async fn run(store: Arc<Store>, mut stop: watch::Receiver<bool>) {
+    let mut rx = store.subscribe();
+    let mut index = Index::default();
+    for (info, obj) in store.all_objects() {
+        index.update(&info.group_resource(), &obj, false);
+    }
+    loop {
+        tokio::select! {
+            changed = stop.changed() => {
+                if changed.is_err() || *stop.borrow() {
+                    return;
+                }
+            }
+            ev = rx.recv() => match ev {
+                Ok(ev) => handle(&store, &mut index, &ev),
+                Err(RecvError::Lagged(_)) => {
+                    index = Index::default();
+                    for (info, obj) in store.all_objects() {
+                        index.update(&info.group_resource(), &obj, false);
+                    }
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+fn info_of(store: &Store, gr: &GroupResource) -> Option<Arc<ResourceInfo>> {
+    store.resolve_group_resource(gr)
+}
+
+fn handle(store: &Store, index: &mut Index, ev: &Event) {
+    let deleted = ev.kind == EventType::Deleted;
+    index.update(&ev.gr, &ev.object, deleted);
+    let uid = meta_str(&ev.object, "uid").to_owned();
+    let deleting = !meta_str(&ev.object, "deletionTimestamp").is_empty();
+    if deleted {
+        // Background collection of dependents of a removed owner.
+        collect_dependents(store, index, &uid, None);
+    } else if deleting {
+        let fins = finalizers(&ev.object);
+        if fins.iter().any(|f| f == "orphan") {
+            orphan_dependents(store, index, &uid);
+            drop_finalizer(store, ev, "orphan");
+        } else if fins.iter().any(|f| f == "foregroundDeletion") {
+            let blocking = index.dependents.get(&uid).is_some_and(|s| !s.is_empty());
+            if blocking {
+                collect_dependents(store, index, &uid, Some("Foreground"));
+            } else {
+                drop_finalizer(store, ev, "foregroundDeletion");
+            }
+        }
+    }
+    // Foreground owners waiting for this dependent.
+    if deleted {
+        for owner in owner_uids(&ev.object) {
+            if !index.dependents.contains_key(&owner) {
+                release_foreground_owner(store, &owner);
+            }
+        }
+    }
+    // Namespace lifecycle.
+    if ev.gr.group.is_empty() && ev.gr.resource == "namespaces" {
+        if deleting && !deleted {
+            namespace_step(store, meta_str(&ev.object, "name"));
+        }
+    } else if deleted
+        && !ev.namespace.is_empty()
+        && let Some(ns_info) = store.resolve("", "v1", "namespaces")
+        && store
+            .get(&ns_info, "", &ev.namespace)
+            .is_ok_and(|n| !meta_str(&n, "deletionTimestamp").is_empty())
+    {
+        namespace_step(store, &ev.namespace);
+    }
+}
+
+fn controller_opts(manager: &str) -> WriteOptions {
+    WriteOptions {
+        manager: manager.into(),
+        ..WriteOptions::default()
+    }
+}
+
+fn collect_dependents(store: &Store, index: &Index, uid: &str, policy: Option<&str>) {
+    let Some(deps) = index.dependents.get(uid) else {
+        return;
+    };
+    for (gr, ns, name) in deps.clone() {
+        if let Some(info) = info_of(store, &gr) {
+            let opts = DeleteOptions {
+                propagation: policy.map(str::to_owned),
+                ..DeleteOptions::default()
+            };
+            if let Err(e) = store.delete(&info, &ns, &name, &opts) {
+                tracing::debug!(error = %e, %name, "garbage collector: delete failed");
+            }
+        }
+    }
+}
+
+fn orphan_dependents(store: &Store, index: &Index, uid: &str) {
+    let Some(deps) = index.dependents.get(uid) else {
+        return;
+    };
+    for (gr, ns, name) in deps.clone() {
+        let Some(info) = info_of(store, &gr) else {
+            continue;
+        };
+        let res = store.modify(
+            &info,
+            &ns,
+            &name,
+            &controller_opts("garbage-collector"),
+            |old| {
+                let mut new = old.clone();
+                if let Some(refs) = new
+                    .pointer_mut("/metadata/ownerReferences")
+                    .and_then(Value::as_array_mut)
+                {
+                    refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
+                    if refs.is_empty()
+                        && let Some(md) = new.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        md.remove("ownerReferences");
+                    }
+                }
+                Ok(new)
+            },
+        );
+        if let Err(e) = res {
+            tracing::debug!(error = %e, %name, "garbage collector: orphaning failed");
+        }
+    }
+}
+
+fn drop_finalizer(store: &Store, ev: &Event, finalizer: &str) {
+    let Some(info) = info_of(store, &ev.gr) else {
+        return;
+    };
+    let name = meta_str(&ev.object, "name");
+    let res = store.modify(
+        &info,
+        &ev.namespace,
+        name,
+        &controller_opts("garbage-collector"),
+        |old| {
+            let mut new = old.clone();
+            let fins: Vec<String> = finalizers(old)
+                .into_iter()
+                .filter(|f| f != finalizer)
+                .collect();
+            new["metadata"]["finalizers"] = json!(fins);
+            Ok(new)
+        },
+    );
+    if let Err(e) = res {
+        tracing::debug!(error = %e, %name, "garbage collector: finalizer removal failed");
+    }
+}
+
+fn release_foreground_owner(store: &Store, owner_uid: &str) {
+    for (info, obj) in store.all_objects() {
+        if meta_str(&obj, "uid") == owner_uid
+            && finalizers(&obj).iter().any(|f| f == "foregroundDeletion")
+        {
+            let ev = Event::synthetic(info.group_resource(), obj.clone());
+            drop_finalizer(store, &ev, "foregroundDeletion");
+        }
+    }
+}
+
+fn namespace_step(store: &Store, ns: &str) {
+    let contents = store.namespace_contents(ns);
+    if contents.is_empty() {
+        let Some(info) = store.resolve("", "v1", "namespaces") else {
+            return;
+        };
+        let res = store.modify(
+            &info,
+            "",
+            ns,
+            &controller_opts("namespace-controller"),
+            |old| {
+                let mut new = old.clone();
+                new["spec"]["finalizers"] = json!([]);
+                Ok(new)
+            },
+        );
+        if let Err(e) = res {
+            tracing::debug!(error = %e, %ns, "namespace controller: finalize failed");
+        }
+        return;
+    }
+    for (info, name) in contents {
+        let Ok(obj) = store.get(&info, ns, &name) else {
+            continue;
+        };
+        if !meta_str(&obj, "deletionTimestamp").is_empty() {
+            continue;
+        }
+        if let Err(e) = store.delete(&info, ns, &name, &DeleteOptions::default()) {
+            tracing::debug!(error = %e, %name, "namespace controller: delete failed");
+        }
+    }
+}

@@ -1,0 +1,468 @@
+//! Resource endpoints: list, get, create, update, patch, delete (+ `/status`, `/scale`).
+
+use super::{Req, response, watch};
+use crate::error::{Error, Result};
+use crate::meta::meta_str;
+use crate::patch::{self, PatchType};
+use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::{DeleteOptions, Deleted, ListQuery, Store, WriteOptions};
+use axum::body::Body;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// What a path addresses.
+#[derive(Debug)]
+struct Target<'a> {
+    info: Arc<ResourceInfo>,
+    namespace: Option<&'a str>,
+    name: Option<&'a str>,
+    sub: &'a str,
+}
+
+fn not_found() -> Error {
+    Error::NotFound("the server could not find the requested resource".into())
+}
+
+fn parse_target<'a>(
+    store: &Store,
+    group: &str,
+    version: &str,
+    rest: &'a [&'a str],
+) -> Result<Target<'a>> {
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, plural, tail @ ..]
+            if !(group.is_empty()
+                && tail.is_empty()
+                && matches!(*plural, "status" | "finalize")) =>
+        {
+            (Some(*ns), {
+                let start = rest.len() - tail.len() - 1;
+                &rest[start..]
+            })
+        }
+        _ => (None, rest),
+    };
+    let (plural, name, sub) = match rest {
+        [p] => (*p, None, ""),
+        [p, n] => (*p, Some(*n), ""),
+        [p, n, s] => (*p, Some(*n), *s),
+        _ => return Err(not_found()),
+    };
+    let info = store
+        .resolve(group, version, plural)
+        .ok_or_else(not_found)?;
+    if namespace.is_some() && !info.namespaced {
+        return Err(not_found());
+    }
+    if info.namespaced && namespace.is_none() && name.is_some() {
+        return Err(not_found());
+    }
+    match sub {
+        "" => {}
+        "status" if info.status => {}
+        "scale" if info.scale => {}
+        "finalize" if info.plural == "namespaces" && info.group.is_empty() => {}
+        _ => return Err(not_found()),
+    }
+    Ok(Target {
+        info,
+        namespace,
+        name,
+        sub,
+    })
+}
+
+/// Handle a request below `/api/v1` or `/apis/<group>/<version>`.
+pub async fn handle(
+    store: &Arc<Store>,
+    req: &Req,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+) -> Response {
+    if group == "authorization.k8s.io" && rest.first().is_some_and(|r| r.starts_with("self")) {
+        return access_review(req);
+    }
+    let target = match parse_target(store, group, version, rest) {
+        Ok(t) => t,
+        Err(e) => return response::error(&e, None),
+    };
+    let details = |t: &Target<'_>| {
+        t.name
+            .map(|n| json!({"name": n, "group": t.info.group, "kind": t.info.plural}))
+    };
+    let is_watch = matches!(req.q("watch"), Some("true" | "1"));
+    let result = match (&req.method, target.name) {
+        (&Method::GET, None) if is_watch => {
+            return watch::serve(store, req, &target.info, target.namespace);
+        }
+        (&Method::GET, None) => list(store, req, &target),
+        (&Method::GET, Some(_)) if is_watch => Err(Error::MethodNotAllowed(
+            "watch of a single object: use a fieldSelector".into(),
+        )),
+        (&Method::GET, Some(n)) => get(store, &target, n),
+        (&Method::POST, None) => create(store, req, &target),
+        (&Method::PUT, Some(n)) => update(store, req, &target, n),
+        (&Method::PATCH, Some(n)) => patch_object(store, req, &target, n),
+        (&Method::DELETE, Some(n)) => delete(store, req, &target, n),
+        (&Method::DELETE, None) => delete_collection(store, req, &target),
+        _ => Err(Error::MethodNotAllowed(
+            "the server does not allow this method on the requested resource".to_string(),
+        )),
+    };
+    match result {
+        Ok(r) => r,
+        Err(e) => {
+            let d = match &e {
+                Error::NotFound(_)
+                | Error::AlreadyExists(_)
+                | Error::Conflict { .. }
+                | Error::Invalid(_) => details(&target),
+                _ => None,
+            };
+            response::error(&e, d)
+        }
+    }
+}
+
+/// kubectl `auth can-i` and controllers: every access is allowed.
+fn access_review(req: &Req) -> Response {
+    if req.method != Method::POST {
+        return response::error(
+            &Error::MethodNotAllowed("only create is supported".into()),
+            None,
+        );
+    }
+    let mut body: Value = match decode_body(req) {
+        Ok(b) => b,
+        Err(e) => return response::error(&e, None),
+    };
+    body["status"] = json!({"allowed": true, "reason": "the sandbox allows everything"});
+    response::json(201, &body)
+}
+
+fn ns_of<'a>(t: &Target<'a>) -> &'a str {
+    t.namespace.unwrap_or("")
+}
+
+/// Set the apiVersion the client asked for (CRD versions share storage).
+fn as_requested(info: &ResourceInfo, mut obj: Value) -> Value {
+    let av = info.api_version();
+    if obj.get("apiVersion").and_then(Value::as_str) != Some(av.as_str()) {
+        obj["apiVersion"] = Value::String(av);
+    }
+    obj
+}
+
+fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
+    let q = ListQuery {
+        labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
+        fields: FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?,
+        limit: req.q("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+        continue_token: req
+            .q("continue")
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned),
+    };
+    let page = store.list(&t.info, t.namespace, &q)?;
+    let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
+    if let Some(c) = &page.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(r) = page.remaining {
+        meta["remainingItemCount"] = json!(r);
+    }
+    let av = t.info.api_version();
+    let mut out = Vec::with_capacity(256 + page.items.len() * 512);
+    out.extend_from_slice(
+        format!(
+            "{{\"kind\":\"{}List\",\"apiVersion\":\"{av}\",\"metadata\":",
+            t.info.kind
+        )
+        .as_bytes(),
+    );
+    serde_json::to_writer(&mut out, &meta).map_err(|e| Error::Internal(e.to_string()))?;
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        if item.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
+            serde_json::to_writer(&mut out, &**item)
+        } else {
+            serde_json::to_writer(&mut out, &as_requested(&t.info, (**item).clone()))
+        }
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    }
+    out.extend_from_slice(b"]}");
+    let mut resp = Response::new(Body::from(out));
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(resp)
+}
+
+fn get(store: &Store, t: &Target<'_>, name: &str) -> Result<Response> {
+    let obj = store.get(&t.info, ns_of(t), name)?;
+    if t.sub == "scale" {
+        return Ok(response::json(200, &scale_of(&t.info, &obj)));
+    }
+    Ok(response::json(200, &as_requested(&t.info, (*obj).clone())))
+}
+
+fn scale_of(info: &ResourceInfo, obj: &Value) -> Value {
+    let selector = obj
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    json!({
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta_str(obj, "name"), "namespace": meta_str(obj, "namespace"),
+            "uid": meta_str(obj, "uid"), "resourceVersion": meta_str(obj, "resourceVersion"),
+            "creationTimestamp": meta_str(obj, "creationTimestamp"),
+        },
+        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(if info.kind.is_empty() { 0 } else { 1 }))},
+        "status": {
+            "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+            "selector": selector,
+        }
+    })
+}
+
+fn decode_body(req: &Req) -> Result<Value> {
+    let ct = req.header("content-type");
+    if ct.starts_with("application/vnd.kubernetes.protobuf") {
+        return Err(Error::UnsupportedMediaType(
+            "the sandbox does not accept protobuf bodies yet; use `kubectl create -f` or `kubectl apply -f` with YAML/JSON instead of `kubectl create <kind>`".into(),
+        ));
+    }
+    if ct.contains("yaml") {
+        let text = std::str::from_utf8(&req.body)
+            .map_err(|e| Error::BadRequest(format!("body is not UTF-8: {e}")))?;
+        return serde_saphyr::from_str(text)
+            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")));
+    }
+    serde_json::from_slice(&req.body)
+        .map_err(|e| Error::BadRequest(format!("error decoding JSON body: {e}")))
+}
+
+fn write_options(req: &Req, sub: &str) -> Result<WriteOptions> {
+    let dry_run = match req.q("dryRun") {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(Error::BadRequest(format!(
+                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+            )));
+        }
+    };
+    let manager = match req.q("fieldManager") {
+        Some(m) if !m.is_empty() => m.to_owned(),
+        _ => {
+            let ua = req.header("user-agent");
+            let prefix = ua.split('/').next().unwrap_or("").trim();
+            if prefix.is_empty() {
+                "unknown".to_owned()
+            } else {
+                prefix.to_owned()
+            }
+        }
+    };
+    Ok(WriteOptions {
+        dry_run,
+        manager,
+        subresource: sub.to_owned(),
+        applied: false,
+    })
+}
+
+fn create(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
+    let body = decode_body(req)?;
+    check_kind(&t.info, &body)?;
+    let opts = write_options(req, "")?;
+    let obj = store.create(&t.info, ns_of(t), body, &opts)?;
+    Ok(response::json(201, &as_requested(&t.info, obj)))
+}
+
+fn check_kind(info: &ResourceInfo, body: &Value) -> Result<()> {
+    let kind = body.get("kind").and_then(Value::as_str).unwrap_or("");
+    if !kind.is_empty() && kind != info.kind {
+        return Err(Error::BadRequest(format!(
+            "the kind of the object ({kind}) does not match the resource ({})",
+            info.kind
+        )));
+    }
+    Ok(())
+}
+
+fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
+    let body = decode_body(req)?;
+    let opts = write_options(req, t.sub)?;
+    if t.sub == "scale" {
+        let replicas = body.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
+        let want_rv = meta_str(&body, "resourceVersion").to_owned();
+        let obj = store.modify(&t.info, ns_of(t), name, &opts, |old| {
+            let mut new = old.clone();
+            if !want_rv.is_empty() {
+                new["metadata"]["resourceVersion"] = json!(want_rv);
+            }
+            new["spec"]["replicas"] = replicas;
+            Ok(new)
+        })?;
+        return Ok(response::json(200, &scale_of(&t.info, &obj)));
+    }
+    check_kind(&t.info, &body)?;
+    let obj = store.update(&t.info, ns_of(t), name, body, &opts)?;
+    Ok(response::json(200, &as_requested(&t.info, obj)))
+}
+
+fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
+    let ct = req.header("content-type");
+    let ptype = PatchType::from_content_type(ct).ok_or_else(|| {
+        Error::UnsupportedMediaType(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
+            if t.info.custom { "" } else { ", application/strategic-merge-patch+json" }
+        ))
+    })?;
+    let force = matches!(req.q("force"), Some("true" | "1"));
+    if force && ptype != PatchType::Apply {
+        return Err(Error::Invalid(
+            "force: Forbidden: may not be specified for non-apply patch".into(),
+        ));
+    }
+    let opts = write_options(req, if t.sub == "scale" { "" } else { t.sub })?;
+    let ns = ns_of(t);
+    if ptype == PatchType::Apply {
+        if req.q("fieldManager").is_none_or(str::is_empty) {
+            return Err(Error::Invalid("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch".into()));
+        }
+        let body = decode_body(req)?;
+        let existed = store.get(&t.info, ns, name).is_ok();
+        let obj = store.apply(&t.info, ns, name, &body, force, &opts)?;
+        return Ok(response::json(
+            if existed { 200 } else { 201 },
+            &as_requested(&t.info, obj),
+        ));
+    }
+    if ptype == PatchType::Strategic && t.info.custom {
+        return Err(Error::UnsupportedMediaType("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml".to_string()));
+    }
+    let body: Value = serde_json::from_slice(&req.body)
+        .map_err(|e| Error::BadRequest(format!("error decoding patch: {e}")))?;
+    let scale = t.sub == "scale";
+    let info = t.info.clone();
+    let obj = store.modify(&t.info, ns, name, &opts, |old| {
+        let mut doc = if scale {
+            scale_of(&info, old)
+        } else {
+            old.clone()
+        };
+        match ptype {
+            PatchType::Json => patch::json(&mut doc, &body)?,
+            PatchType::Strategic => crate::smp::strategic(&mut doc, &body)?,
+            _ => patch::merge(&mut doc, &body),
+        }
+        if scale {
+            let mut new = old.clone();
+            new["spec"]["replicas"] = doc.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
+            return Ok(new);
+        }
+        Ok(doc)
+    })?;
+    if scale {
+        return Ok(response::json(200, &scale_of(&t.info, &obj)));
+    }
+    Ok(response::json(200, &as_requested(&t.info, obj)))
+}
+
+fn delete_options(req: &Req) -> Result<DeleteOptions> {
+    let body: Value = if req.body.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_slice(&req.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding DeleteOptions: {e}")))?
+    };
+    let s = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut propagation =
+        s("propagationPolicy").or_else(|| req.q("propagationPolicy").map(str::to_owned));
+    if propagation.is_none() && body.get("orphanDependents").and_then(Value::as_bool) == Some(true)
+    {
+        propagation = Some("Orphan".into());
+    }
+    if let Some(p) = &propagation
+        && !matches!(p.as_str(), "Background" | "Foreground" | "Orphan")
+    {
+        return Err(Error::Invalid(format!(
+            "propagationPolicy: Unsupported value: \"{p}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+        )));
+    }
+    let dry = body
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|v| v == "All"))
+        || req.q("dryRun") == Some("All");
+    let pre = body.get("preconditions");
+    Ok(DeleteOptions {
+        dry_run: dry,
+        propagation,
+        uid: pre
+            .and_then(|p| p.get("uid"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        resource_version: pre
+            .and_then(|p| p.get("resourceVersion"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
+    let opts = delete_options(req)?;
+    match store.delete(&t.info, ns_of(t), name, &opts)? {
+        Deleted::Pending(obj) => Ok(response::json(200, &as_requested(&t.info, obj))),
+        Deleted::Gone(obj) => Ok(response::json(
+            200,
+            &json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                "details": {"name": name, "group": t.info.group, "kind": t.info.plural,
+                            "uid": meta_str(&obj, "uid")}
+            }),
+        )),
+    }
+}
+
+fn delete_collection(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
+    let opts = delete_options(req)?;
+    let q = ListQuery {
+        labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
+        fields: FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?,
+        ..ListQuery::default()
+    };
+    let page = store.list(&t.info, t.namespace, &q)?;
+    let mut items = Vec::new();
+    for obj in &page.items {
+        let ns = meta_str(obj, "namespace");
+        match store.delete(&t.info, ns, meta_str(obj, "name"), &opts) {
+            Ok(Deleted::Gone(o) | Deleted::Pending(o)) => items.push(o),
+            Err(Error::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(response::json(
+        200,
+        &json!({"kind": format!("{}List", t.info.kind), "apiVersion": t.info.api_version(),
+                "metadata": {"resourceVersion": store.resource_version().to_string()}, "items": items}),
+    ))
+}

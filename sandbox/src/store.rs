@@ -1,0 +1,990 @@
+//! Storage of one virtual cluster: objects, resourceVersion counter, event history, watch
+//! fan-out. No HTTP here; the HTTP layer translates requests into these calls.
+
+use crate::error::{Error, Result};
+use crate::meta::{self, finalizers, meta_str};
+use crate::patch::{self, Writer};
+use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status};
+use crate::selector::{FieldSelector, LabelSelector};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use tokio::sync::broadcast;
+
+/// Number of events kept for watch resumption.
+pub const HISTORY: usize = 20_000;
+
+/// Watch event type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// Object created.
+    Added,
+    /// Object changed.
+    Modified,
+    /// Object removed.
+    Deleted,
+}
+
+impl EventType {
+    /// Wire name (`ADDED`...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as recorded in the history and fanned out to watchers.
+#[derive(Debug)]
+pub struct Event {
+    /// resourceVersion of the change.
+    pub rv: u64,
+    /// What happened.
+    pub kind: EventType,
+    /// Resource of the object.
+    pub gr: GroupResource,
+    /// Namespace of the object ("" when cluster-scoped).
+    pub namespace: String,
+    /// The object after the change (before, with a new RV, for deletions).
+    pub object: Arc<Value>,
+    line: OnceLock<Arc<str>>,
+}
+
+impl Event {
+    /// An event not recorded in the history (controllers' internal use).
+    pub fn synthetic(gr: GroupResource, object: Arc<Value>) -> Self {
+        let namespace = meta_str(&object, "namespace").to_owned();
+        Event {
+            rv: 0,
+            kind: EventType::Modified,
+            gr,
+            namespace,
+            object,
+            line: OnceLock::new(),
+        }
+    }
+
+    /// The compact one-line JSON watch frame `{"type":..,"object":..}` (computed once).
+    pub fn line(&self) -> Arc<str> {
+        self.line
+            .get_or_init(|| {
+                let obj = serde_json::to_string(&*self.object).unwrap_or_else(|_| "{}".into());
+                Arc::from(format!(
+                    "{{\"type\":\"{}\",\"object\":{obj}}}\n",
+                    self.kind.as_str()
+                ))
+            })
+            .clone()
+    }
+}
+
+type Objects = BTreeMap<(String, String), Arc<Value>>;
+
+struct State {
+    rv: u64,
+    registry: Registry,
+    objects: HashMap<GroupResource, Objects>,
+    history: VecDeque<Arc<Event>>,
+}
+
+/// Options common to writes.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// `dryRun=All`: validate and answer, persist nothing.
+    pub dry_run: bool,
+    /// Field manager (`fieldManager` or derived from the User-Agent).
+    pub manager: String,
+    /// Subresource written: "" or "status".
+    pub subresource: String,
+    /// The body is a server-side apply result that already carries its managedFields.
+    pub applied: bool,
+}
+
+/// Options of a deletion.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `Background` (default), `Foreground` or `Orphan`.
+    pub propagation: Option<String>,
+    /// Precondition on uid.
+    pub uid: Option<String>,
+    /// Precondition on resourceVersion.
+    pub resource_version: Option<String>,
+}
+
+/// Result of a deletion.
+#[derive(Debug, Clone)]
+pub enum Deleted {
+    /// The object is gone; this was its last state.
+    Gone(Value),
+    /// The object is being deleted (finalizers pending); this is its current state.
+    Pending(Value),
+}
+
+/// A list query.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    /// Label selector.
+    pub labels: LabelSelector,
+    /// Field selector.
+    pub fields: FieldSelector,
+    /// Page size (0 = all).
+    pub limit: usize,
+    /// Continue token from a previous page.
+    pub continue_token: Option<String>,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone)]
+pub struct ListResult {
+    /// Matching objects.
+    pub items: Vec<Arc<Value>>,
+    /// resourceVersion of the list.
+    pub resource_version: u64,
+    /// Token for the next page.
+    pub continue_token: Option<String>,
+    /// Number of matching items after this page (when paginated).
+    pub remaining: Option<usize>,
+}
+
+/// Where a watch starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchFrom {
+    /// Synthetic ADDED events for the current objects, then live events.
+    Now,
+    /// Replay every event after this resourceVersion.
+    After(u64),
+}
+
+/// A started watch: events to replay, a receiver of later ones, and the RV at the start.
+pub type WatchStart = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>, u64);
+
+/// The storage of one virtual cluster.
+pub struct Store {
+    state: Mutex<State>,
+    tx: broadcast::Sender<Arc<Event>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+fn not_found(info: &ResourceInfo, name: &str) -> Error {
+    Error::NotFound(format!("{} \"{name}\" not found", info.qualified()))
+}
+
+fn conflict(info: &ResourceInfo, name: &str) -> Error {
+    Error::Conflict {
+        message: format!(
+            "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+            info.qualified()
+        ),
+        fields: Vec::new(),
+    }
+}
+
+fn namespaces_gr() -> GroupResource {
+    GroupResource {
+        group: String::new(),
+        resource: "namespaces".into(),
+    }
+}
+
+fn is_crd(info: &ResourceInfo) -> bool {
+    info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions"
+}
+
+/// Everything but metadata and status, for generation bumps.
+fn spec_differs(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("metadata");
+            m.remove("status");
+        }
+        v
+    };
+    strip(a) != strip(b)
+}
+
+/// Equal apart from managedFields (a no-op write is not persisted).
+fn same_content(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        meta::metadata_mut(&mut v).remove("managedFields");
+        v
+    };
+    strip(a) == strip(b)
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Store {
+    /// A new cluster with built-in resources and the four standard namespaces.
+    pub fn new() -> Self {
+        let (tx, _) = broadcast::channel(HISTORY);
+        let store = Store {
+            state: Mutex::new(State {
+                rv: 0,
+                registry: Registry::builtin(),
+                objects: HashMap::new(),
+                history: VecDeque::with_capacity(HISTORY),
+            }),
+            tx,
+        };
+        if let Some(ns) = store.resolve("", "v1", "namespaces") {
+            for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                let obj =
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+                let opts = WriteOptions {
+                    manager: "kube-apiserver".into(),
+                    ..WriteOptions::default()
+                };
+                // Creating the standard namespaces in an empty store cannot fail.
+                let _ = store.create(&ns, "", obj, &opts);
+            }
+        }
+        store
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Look a served resource up.
+    pub fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.lock().registry.get(group, version, plural)
+    }
+
+    /// Any served version of a group resource.
+    pub fn resolve_group_resource(&self, gr: &GroupResource) -> Option<Arc<ResourceInfo>> {
+        self.lock()
+            .registry
+            .all()
+            .find(|r| r.group == gr.group && r.plural == gr.resource)
+            .cloned()
+    }
+
+    /// A snapshot of the registry (discovery, OpenAPI).
+    pub fn registry(&self) -> Registry {
+        self.lock().registry.clone()
+    }
+
+    /// Current resourceVersion of the cluster.
+    pub fn resource_version(&self) -> u64 {
+        self.lock().rv
+    }
+
+    /// Subscribe to every future event of the cluster.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.tx.subscribe()
+    }
+
+    /// Get one object.
+    pub fn get(&self, info: &ResourceInfo, ns: &str, name: &str) -> Result<Arc<Value>> {
+        let st = self.lock();
+        st.objects
+            .get(&info.group_resource())
+            .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
+            .cloned()
+            .ok_or_else(|| not_found(info, name))
+    }
+
+    /// List objects of a resource, in one namespace or all (`ns = None`).
+    pub fn list(&self, info: &ResourceInfo, ns: Option<&str>, q: &ListQuery) -> Result<ListResult> {
+        let start = match &q.continue_token {
+            Some(t) => Some(decode_continue(t)?),
+            None => None,
+        };
+        let st = self.lock();
+        let mut items = Vec::new();
+        let mut next = None;
+        let mut remaining = None;
+        if let Some(objs) = st.objects.get(&info.group_resource()) {
+            use std::ops::Bound::{Excluded, Included, Unbounded};
+            let lower = match (&start, ns) {
+                (Some(k), _) => Excluded(k.clone()),
+                (None, Some(n)) => Included((n.to_owned(), String::new())),
+                (None, None) => Unbounded,
+            };
+            let mut iter = objs
+                .range((lower, Unbounded))
+                .take_while(|((ons, _), _)| ns.is_none_or(|n| n == ons))
+                .filter(|(_, o)| {
+                    q.fields
+                        .pinned_name()
+                        .is_none_or(|n| meta_str(o, "name") == n)
+                        && q.labels.matches(o)
+                        && q.fields.matches(o)
+                });
+            for (key, obj) in iter.by_ref() {
+                items.push(obj.clone());
+                if q.limit > 0 && items.len() == q.limit {
+                    next = Some(key.clone());
+                    break;
+                }
+            }
+            if next.is_some() {
+                let rest = iter.count();
+                if rest == 0 {
+                    next = None;
+                } else {
+                    remaining = Some(rest);
+                }
+            }
+        }
+        Ok(ListResult {
+            items,
+            resource_version: st.rv,
+            continue_token: next.map(|(n, m)| encode_continue(&n, &m)),
+            remaining,
+        })
+    }
+
+    /// Create an object.
+    pub fn create(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        if !obj.is_object() {
+            return Err(Error::BadRequest(
+                "the body of the request was not an object".into(),
+            ));
+        }
+        let body_ns = meta_str(&obj, "namespace").to_owned();
+        if info.namespaced && !body_ns.is_empty() && body_ns != ns {
+            return Err(Error::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request".into(),
+            ));
+        }
+        let mut name = meta_str(&obj, "name").to_owned();
+        if name.is_empty() {
+            let prefix = meta_str(&obj, "generateName");
+            if prefix.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "{} \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                    info.kind
+                )));
+            }
+            name = format!("{prefix}{}", meta::name_suffix());
+        }
+        let valid = if info.plural == "namespaces" {
+            meta::is_dns1123_label(&name)
+        } else {
+            meta::is_dns1123_subdomain(&name) || info.plural == "customresourcedefinitions"
+        };
+        if !valid {
+            return Err(Error::Invalid(format!(
+                "{} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                info.kind
+            )));
+        }
+        if is_crd(info) {
+            let want = crd_name(&obj);
+            if want.as_deref() != Some(name.as_str()) {
+                return Err(Error::Invalid(format!(
+                    "CustomResourceDefinition.apiextensions.k8s.io \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
+                )));
+            }
+        }
+        let mut st = self.lock();
+        if info.namespaced {
+            check_namespace_writable(&st, ns)?;
+        }
+        let gr = info.group_resource();
+        let key = (
+            if info.namespaced {
+                ns.to_owned()
+            } else {
+                String::new()
+            },
+            name.clone(),
+        );
+        if st.objects.get(&gr).is_some_and(|m| m.contains_key(&key)) {
+            return Err(Error::AlreadyExists(format!(
+                "{} \"{name}\" already exists",
+                info.qualified()
+            )));
+        }
+        {
+            let root = obj
+                .as_object_mut()
+                .ok_or_else(|| Error::Internal("not an object".into()))?;
+            root.insert("apiVersion".into(), Value::String(info.api_version()));
+            root.insert("kind".into(), Value::String(info.kind.clone()));
+        }
+        if info.status
+            && info.plural != "namespaces"
+            && !opts.applied
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
+        }
+        {
+            let md = meta::metadata_mut(&mut obj);
+            md.insert("name".into(), Value::String(name.clone()));
+            if info.namespaced {
+                md.insert("namespace".into(), Value::String(ns.to_owned()));
+            } else {
+                md.remove("namespace");
+            }
+            md.insert("uid".into(), Value::String(meta::new_uid()));
+            md.insert(
+                "creationTimestamp".into(),
+                Value::String(meta::now_rfc3339()),
+            );
+            md.remove("deletionTimestamp");
+            md.remove("deletionGracePeriodSeconds");
+            md.remove("selfLink");
+            if info.generation {
+                md.insert("generation".into(), json!(1));
+            } else {
+                md.remove("generation");
+            }
+        }
+        if info.plural == "namespaces" && info.group.is_empty() {
+            meta::metadata_mut(&mut obj)
+                .entry("labels")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .map(|l| {
+                    l.insert(
+                        "kubernetes.io/metadata.name".into(),
+                        Value::String(name.clone()),
+                    )
+                });
+            obj["spec"] = json!({"finalizers": ["kubernetes"]});
+            obj["status"] = json!({"phase": "Active"});
+        }
+        if is_crd(info) {
+            obj["status"] = crd_status(&obj);
+        }
+        if !opts.applied {
+            patch::record_update(None, &mut obj, &writer(info, opts));
+        }
+        if opts.dry_run {
+            return Ok(obj);
+        }
+        if is_crd(info) {
+            st.registry.apply_crd(&obj);
+        }
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, obj, EventType::Added);
+        Ok(stored)
+    }
+
+    /// Replace an object (PUT), honouring resourceVersion preconditions and subresources.
+    pub fn update(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        let body_name = meta_str(&obj, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(Error::BadRequest(
+                "the name of the object does not match the name on the URL".into(),
+            ));
+        }
+        self.modify(info, ns, name, opts, |_| Ok(obj))
+    }
+
+    /// Read-modify-write under the cluster lock; `f` receives the current object.
+    pub fn modify(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        opts: &WriteOptions,
+        f: impl FnOnce(&Value) -> Result<Value>,
+    ) -> Result<Value> {
+        let mut st = self.lock();
+        let gr = info.group_resource();
+        let key = (ns.to_owned(), name.to_owned());
+        let old = st
+            .objects
+            .get(&gr)
+            .and_then(|m| m.get(&key))
+            .cloned()
+            .ok_or_else(|| not_found(info, name))?;
+        let new = f(&old)?;
+        let new = prepare_update(info, &old, new, opts)?;
+        if same_content(&old, &new) || opts.dry_run {
+            return Ok(if opts.dry_run { new } else { (*old).clone() });
+        }
+        if is_crd(info) {
+            st.registry.apply_crd(&new);
+        }
+        let deleting = !meta_str(&new, "deletionTimestamp").is_empty();
+        let ns_pending = info.plural == "namespaces"
+            && info.group.is_empty()
+            && new
+                .pointer("/spec/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+        if deleting && finalizers(&new).is_empty() && !ns_pending {
+            let gone = remove_object(&mut st, &self.tx, info, &key, new);
+            return Ok(gone);
+        }
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified);
+        Ok(stored)
+    }
+
+    /// Server-side apply: create the object if absent, else apply onto it.
+    pub fn apply(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        applied: &Value,
+        force: bool,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        let body_name = meta_str(applied, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(Error::BadRequest(
+                "the name of the object does not match the name on the URL".into(),
+            ));
+        }
+        let w = writer(info, opts);
+        let mut opts = opts.clone();
+        opts.applied = true;
+        match self.get(info, ns, name) {
+            Ok(_) => self.modify(info, ns, name, &opts, |old| {
+                patch::apply(Some(old), applied, &w, force)
+            }),
+            Err(Error::NotFound(_)) if opts.subresource.is_empty() => {
+                let mut obj = patch::apply(None, applied, &w, force)?;
+                meta::metadata_mut(&mut obj).insert("name".into(), Value::String(name.to_owned()));
+                self.create(info, ns, obj, &opts)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete an object, honouring finalizers and propagation policy.
+    pub fn delete(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<Deleted> {
+        let mut st = self.lock();
+        let gr = info.group_resource();
+        let key = (ns.to_owned(), name.to_owned());
+        let old = st
+            .objects
+            .get(&gr)
+            .and_then(|m| m.get(&key))
+            .cloned()
+            .ok_or_else(|| not_found(info, name))?;
+        if opts
+            .uid
+            .as_deref()
+            .is_some_and(|u| u != meta_str(&old, "uid"))
+        {
+            return Err(Error::Conflict {
+                message: format!(
+                    "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                    opts.uid.as_deref().unwrap_or(""),
+                    meta_str(&old, "uid")
+                ),
+                fields: Vec::new(),
+            });
+        }
+        if opts
+            .resource_version
+            .as_deref()
+            .is_some_and(|r| r != meta_str(&old, "resourceVersion"))
+        {
+            return Err(conflict(info, name));
+        }
+        let mut new = (*old).clone();
+        let mut fins = finalizers(&new);
+        match opts.propagation.as_deref() {
+            Some("Foreground") if !fins.iter().any(|f| f == "foregroundDeletion") => {
+                fins.push("foregroundDeletion".into())
+            }
+            Some("Orphan") if !fins.iter().any(|f| f == "orphan") => fins.push("orphan".into()),
+            _ => {}
+        }
+        let is_namespace = info.plural == "namespaces" && info.group.is_empty();
+        if fins.is_empty() && !is_namespace {
+            if opts.dry_run {
+                return Ok(Deleted::Gone(new));
+            }
+            let gone = remove_object(&mut st, &self.tx, info, &key, new);
+            return Ok(Deleted::Gone(gone));
+        }
+        if !meta_str(&old, "deletionTimestamp").is_empty() && fins == finalizers(&old) {
+            return Ok(Deleted::Pending((*old).clone()));
+        }
+        {
+            let md = meta::metadata_mut(&mut new);
+            if !md.contains_key("deletionTimestamp") {
+                md.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(meta::now_rfc3339()),
+                );
+                md.insert("deletionGracePeriodSeconds".into(), json!(0));
+            }
+            md.insert("finalizers".into(), json!(fins));
+        }
+        if is_namespace {
+            new["status"]["phase"] = json!("Terminating");
+        }
+        if info.generation {
+            let g = new["metadata"]["generation"].as_i64().unwrap_or(0);
+            new["metadata"]["generation"] = json!(g + 1);
+        }
+        if opts.dry_run {
+            return Ok(Deleted::Pending(new));
+        }
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified);
+        Ok(Deleted::Pending(stored))
+    }
+
+    /// Start a watch: returns the events to replay and a receiver of later ones, with no gap.
+    pub fn watch(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        from: WatchFrom,
+    ) -> Result<WatchStart> {
+        let st = self.lock();
+        let gr = info.group_resource();
+        let rx = self.tx.subscribe();
+        let in_ns = |e: &Event| ns.is_none_or(|n| n == e.namespace);
+        let replay = match from {
+            WatchFrom::Now => st
+                .objects
+                .get(&gr)
+                .map(|m| {
+                    m.iter()
+                        .filter(|((ons, _), _)| ns.is_none_or(|n| n == ons))
+                        .map(|((ons, _), o)| {
+                            Arc::new(Event {
+                                rv: st.rv,
+                                kind: EventType::Added,
+                                gr: gr.clone(),
+                                namespace: ons.clone(),
+                                object: o.clone(),
+                                line: OnceLock::new(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            WatchFrom::After(rv) => {
+                let oldest = st.history.front().map(|e| e.rv).unwrap_or(st.rv + 1);
+                if rv + 1 < oldest && rv < st.rv {
+                    return Err(Error::Expired(format!(
+                        "too old resource version: {rv} ({})",
+                        oldest.saturating_sub(1)
+                    )));
+                }
+                let start = st.history.partition_point(|e| e.rv <= rv);
+                st.history
+                    .range(start..)
+                    .filter(|e| e.gr == gr && in_ns(e))
+                    .cloned()
+                    .collect()
+            }
+        };
+        Ok((replay, rx, st.rv))
+    }
+
+    /// Objects of every resource in a namespace (namespace controller).
+    pub fn namespace_contents(&self, ns: &str) -> Vec<(Arc<ResourceInfo>, String)> {
+        let st = self.lock();
+        let mut out = Vec::new();
+        for info in st.registry.all() {
+            if !info.namespaced
+                || out.iter().any(|(i, _): &(Arc<ResourceInfo>, String)| {
+                    i.group_resource() == info.group_resource()
+                })
+            {
+                continue;
+            }
+            if let Some(objs) = st.objects.get(&info.group_resource()) {
+                let range = objs.range((ns.to_owned(), String::new())..);
+                for ((ons, name), _) in range {
+                    if ons != ns {
+                        break;
+                    }
+                    out.push((info.clone(), name.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every object of every resource, with its resource (garbage collector scans).
+    pub fn all_objects(&self) -> Vec<(Arc<ResourceInfo>, Arc<Value>)> {
+        let st = self.lock();
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for info in st.registry.all() {
+            if !seen.insert(info.group_resource()) {
+                continue;
+            }
+            if let Some(objs) = st.objects.get(&info.group_resource()) {
+                out.extend(objs.values().map(|o| (info.clone(), o.clone())));
+            }
+        }
+        out
+    }
+}
+
+fn writer<'a>(info: &'a ResourceInfo, opts: &'a WriteOptions) -> Writer<'a> {
+    Writer {
+        manager: &opts.manager,
+        api_version: info.api_version(),
+        subresource: &opts.subresource,
+    }
+}
+
+fn crd_name(obj: &Value) -> Option<String> {
+    let spec = obj.get("spec")?;
+    Some(format!(
+        "{}.{}",
+        spec.get("names")?.get("plural")?.as_str()?,
+        spec.get("group")?.as_str()?
+    ))
+}
+
+fn check_namespace_writable(st: &State, ns: &str) -> Result<()> {
+    let nsobj = st
+        .objects
+        .get(&namespaces_gr())
+        .and_then(|m| m.get(&(String::new(), ns.to_owned())))
+        .ok_or_else(|| Error::NotFound(format!("namespaces \"{ns}\" not found")))?;
+    if !meta_str(nsobj, "deletionTimestamp").is_empty() {
+        return Err(Error::Forbidden(format!(
+            "unable to create new content in namespace {ns} because it is being terminated"
+        )));
+    }
+    Ok(())
+}
+
+fn prepare_update(
+    info: &ResourceInfo,
+    old: &Value,
+    mut new: Value,
+    opts: &WriteOptions,
+) -> Result<Value> {
+    if !new.is_object() {
+        return Err(Error::BadRequest(
+            "the body of the request was not an object".into(),
+        ));
+    }
+    let want = meta_str(&new, "resourceVersion");
+    if !want.is_empty() && want != meta_str(old, "resourceVersion") {
+        return Err(conflict(info, meta_str(old, "name")));
+    }
+    if opts.subresource == "status" {
+        let status = new.get("status").cloned();
+        let managed = new
+            .get("metadata")
+            .and_then(|m| m.get("managedFields"))
+            .cloned();
+        new = old.clone();
+        match status {
+            Some(s) => new["status"] = s,
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+        if opts.applied
+            && let Some(mf) = managed
+        {
+            meta::metadata_mut(&mut new).insert("managedFields".into(), mf);
+        }
+    } else if info.status {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    if let Some(root) = new.as_object_mut() {
+        root.insert("apiVersion".into(), Value::String(info.api_version()));
+        root.insert("kind".into(), Value::String(info.kind.clone()));
+    }
+    let old_fins = finalizers(old);
+    let deleting = !meta_str(old, "deletionTimestamp").is_empty();
+    if deleting && finalizers(&new).iter().any(|f| !old_fins.contains(f)) {
+        return Err(Error::Invalid(format!(
+            "{} \"{}\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
+            info.kind,
+            meta_str(old, "name")
+        )));
+    }
+    {
+        let old_md = old.get("metadata").cloned().unwrap_or_else(|| json!({}));
+        let md = meta::metadata_mut(&mut new);
+        for k in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ] {
+            match old_md.get(k) {
+                Some(v) => md.insert(k.into(), v.clone()),
+                None => md.remove(k),
+            };
+        }
+        md.remove("selfLink");
+    }
+    if info.generation && spec_differs(old, &new) {
+        let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
+        new["metadata"]["generation"] = json!(g + 1);
+    }
+    if is_crd(info) {
+        new["status"] = crd_status(&new);
+    }
+    if !opts.applied {
+        patch::record_update(Some(old), &mut new, &writer(info, opts));
+    }
+    Ok(new)
+}
+
+/// Store an object with the next resourceVersion and emit its event.
+fn commit(
+    st: &mut State,
+    tx: &broadcast::Sender<Arc<Event>>,
+    gr: &GroupResource,
+    key: (String, String),
+    mut obj: Value,
+    kind: EventType,
+) -> (u64, Value) {
+    st.rv += 1;
+    let rv = st.rv;
+    meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
+    let arc = Arc::new(obj);
+    st.objects
+        .entry(gr.clone())
+        .or_default()
+        .insert(key.clone(), arc.clone());
+    emit(st, tx, gr, key.0, arc.clone(), kind, rv);
+    (rv, (*arc).clone())
+}
+
+fn emit(
+    st: &mut State,
+    tx: &broadcast::Sender<Arc<Event>>,
+    gr: &GroupResource,
+    namespace: String,
+    object: Arc<Value>,
+    kind: EventType,
+    rv: u64,
+) {
+    let ev = Arc::new(Event {
+        rv,
+        kind,
+        gr: gr.clone(),
+        namespace,
+        object,
+        line: OnceLock::new(),
+    });
+    if st.history.len() == HISTORY {
+        st.history.pop_front();
+    }
+    st.history.push_back(ev.clone());
+    // No receiver is not an error: nobody is watching.
+    let _ = tx.send(ev);
+}
+
+/// Remove an object for good: DELETED event with a new resourceVersion.
+fn remove_object(
+    st: &mut State,
+    tx: &broadcast::Sender<Arc<Event>>,
+    info: &ResourceInfo,
+    key: &(String, String),
+    mut last: Value,
+) -> Value {
+    let gr = info.group_resource();
+    if let Some(m) = st.objects.get_mut(&gr) {
+        m.remove(key);
+    }
+    st.rv += 1;
+    let rv = st.rv;
+    meta::metadata_mut(&mut last).insert("resourceVersion".into(), Value::String(rv.to_string()));
+    let arc = Arc::new(last);
+    emit(
+        st,
+        tx,
+        &gr,
+        key.0.clone(),
+        arc.clone(),
+        EventType::Deleted,
+        rv,
+    );
+    if is_crd(info)
+        && let Some(crd_gr) = crd_group_resource(&arc)
+    {
+        st.registry.remove(&crd_gr);
+        if let Some(objs) = st.objects.remove(&crd_gr) {
+            for ((ns, _), o) in objs {
+                st.rv += 1;
+                let rv = st.rv;
+                let mut o = (*o).clone();
+                meta::metadata_mut(&mut o)
+                    .insert("resourceVersion".into(), Value::String(rv.to_string()));
+                emit(st, tx, &crd_gr, ns, Arc::new(o), EventType::Deleted, rv);
+            }
+        }
+    }
+    (*arc).clone()
+}
+
+fn crd_group_resource(crd: &Value) -> Option<GroupResource> {
+    let spec = crd.get("spec")?;
+    Some(GroupResource {
+        group: spec.get("group")?.as_str()?.to_owned(),
+        resource: spec.get("names")?.get("plural")?.as_str()?.to_owned(),
+    })
+}
+
+fn encode_continue(ns: &str, name: &str) -> String {
+    let raw = format!("{ns}/{name}");
+    raw.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_continue(token: &str) -> Result<(String, String)> {
+    let bad = || Error::BadRequest(format!("invalid continue token: {token:?}"));
+    if !token.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let bytes: Vec<u8> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(token.get(i..i + 2).unwrap_or("zz"), 16))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| bad())?;
+    let raw = String::from_utf8(bytes).map_err(|_| bad())?;
+    let (ns, name) = raw.split_once('/').ok_or_else(bad)?;
+    Ok((ns.to_owned(), name.to_owned()))
+}

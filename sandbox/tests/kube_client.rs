@@ -1,0 +1,445 @@
+//! kube-rs against the sandbox over HTTP: CRUD, patches, apply, watch, finalizers, GC,
+//! namespaces, CRDs.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use serde_json::json;
+use std::time::Duration;
+use sveltos_events_sandbox::{Sandbox, SandboxOptions};
+
+async fn start() -> (Sandbox, kube::Client) {
+    let sb = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 0,
+    })
+    .await
+    .unwrap();
+    let client = sb.clusters()[0].client().unwrap();
+    (sb, client)
+}
+
+fn cm(name: &str) -> ConfigMap {
+    serde_json::from_value(
+        json!({"metadata": {"name": name, "labels": {"app": "demo"}}, "data": {"k": "v"}}),
+    )
+    .unwrap()
+}
+
+async fn eventually<F: Fn() -> Fut, Fut: std::future::Future<Output = bool>>(f: F) {
+    for _ in 0..200 {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition not reached");
+}
+
+#[tokio::test]
+async fn crud_and_optimistic_concurrency() {
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let created = api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let md = &created.metadata;
+    assert!(md.uid.as_ref().unwrap().len() == 36);
+    assert!(md.creation_timestamp.is_some());
+    assert!(md.generation.is_none());
+    let err = api
+        .create(&PostParams::default(), &cm("a"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409 && s.reason == "AlreadyExists"),
+        "{err:?}"
+    );
+
+    let mut stale = created.clone();
+    let mut fresh = created.clone();
+    fresh.data = Some([("k".to_owned(), "w".to_owned())].into());
+    let updated = api
+        .replace("a", &PostParams::default(), &fresh)
+        .await
+        .unwrap();
+    assert_ne!(
+        updated.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    stale.data = Some([("k".to_owned(), "x".to_owned())].into());
+    let err = api
+        .replace("a", &PostParams::default(), &stale)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409 && s.reason == "Conflict"),
+        "{err:?}"
+    );
+
+    let mut gen_cm = cm("");
+    gen_cm.metadata.name = None;
+    gen_cm.metadata.generate_name = Some("g-".into());
+    let g = api.create(&PostParams::default(), &gen_cm).await.unwrap();
+    assert_eq!(g.metadata.name.as_ref().unwrap().len(), 7);
+
+    let list = api
+        .list(&ListParams::default().labels("app=demo"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 2);
+    let list = api
+        .list(&ListParams::default().fields("metadata.name=a"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 1);
+    let page = api.list(&ListParams::default().limit(1)).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    let next = api
+        .list(
+            &ListParams::default()
+                .limit(1)
+                .continue_token(page.metadata.continue_.as_deref().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(next.items.len(), 1);
+    assert_ne!(next.items[0].metadata.name, page.items[0].metadata.name);
+
+    // dryRun never persists.
+    let dry = api
+        .create(
+            &PostParams {
+                dry_run: true,
+                ..PostParams::default()
+            },
+            &cm("dry"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(dry.metadata.name.as_deref(), Some("dry"));
+    assert!(api.get_opt("dry").await.unwrap().is_none());
+
+    api.delete("a", &DeleteParams::default()).await.unwrap();
+    assert!(api.get_opt("a").await.unwrap().is_none());
+    let missing: Api<ConfigMap> = Api::namespaced(client, "nope");
+    let err = missing
+        .create(&PostParams::default(), &cm("x"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 404),
+        "{err:?}"
+    );
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn patches_and_server_side_apply() {
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &cm("p")).await.unwrap();
+    let p = api
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"m": "1", "k": null}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(p.data.unwrap(), [("m".to_owned(), "1".to_owned())].into());
+    let jp: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+        {"op": "add", "path": "/metadata/finalizers", "value": ["x/y"]}]))
+    .unwrap();
+    let p = api
+        .patch("p", &PatchParams::default(), &Patch::<()>::Json(jp))
+        .await
+        .unwrap();
+    assert_eq!(p.metadata.finalizers.unwrap(), vec!["x/y".to_owned()]);
+    let p = api
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Strategic(
+                json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["x/y"]}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert!(p.metadata.finalizers.unwrap_or_default().is_empty());
+
+    let apply = |v| Patch::Apply(v);
+    let a = api.patch("s", &PatchParams::apply("mgr-a"), &apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"size": "1", "shape": "round"}}))).await.unwrap();
+    assert_eq!(a.data.as_ref().unwrap().len(), 2);
+    let a = api
+        .patch(
+            "s",
+            &PatchParams::apply("mgr-a"),
+            &apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"size": "1"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        a.data.unwrap(),
+        [("size".to_owned(), "1".to_owned())].into()
+    );
+    let err = api
+        .patch(
+            "s",
+            &PatchParams::apply("mgr-b"),
+            &apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"size": "2"}})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409 && s.message.contains("conflict with \"mgr-a\": .data.size")),
+        "{err:?}"
+    );
+    let b = api
+        .patch(
+            "s",
+            &PatchParams::apply("mgr-b").force(),
+            &apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"size": "2"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(b.data.unwrap()["size"], "2");
+    let managers: Vec<String> = b
+        .metadata
+        .managed_fields
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(managers.contains(&"mgr-b".to_owned()));
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_replays_history_and_reports_410_in_stream() {
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let first = api.create(&PostParams::default(), &cm("w1")).await.unwrap();
+    let rv0 = first.metadata.resource_version.clone().unwrap();
+    api.create(&PostParams::default(), &cm("w2")).await.unwrap();
+    api.delete("w1", &DeleteParams::default()).await.unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(1), &rv0)
+        .await
+        .unwrap()
+        .boxed();
+    let mut seen = Vec::new();
+    while let Some(ev) = stream.next().await {
+        match ev.unwrap() {
+            WatchEvent::Added(o) => seen.push(format!("ADDED {}", o.metadata.name.unwrap())),
+            WatchEvent::Deleted(o) => seen.push(format!("DELETED {}", o.metadata.name.unwrap())),
+            WatchEvent::Bookmark(_) => {}
+            other => seen.push(format!("{other:?}")),
+        }
+    }
+    assert_eq!(seen, ["ADDED w2", "DELETED w1"]);
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(1), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let ev = stream.next().await.unwrap().unwrap();
+    assert!(matches!(ev, WatchEvent::Added(_)));
+    // Force the history window past rv 1.
+    for i in 0..(sveltos_events_sandbox::store::HISTORY + 5) {
+        api.patch(
+            "w2",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"i": i.to_string()}})),
+        )
+        .await
+        .unwrap();
+    }
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(1), "1")
+        .await
+        .unwrap()
+        .boxed();
+    match stream.next().await.unwrap().unwrap() {
+        WatchEvent::Error(e) => assert_eq!(e.code, 410),
+        other => panic!("expected 410, got {other:?}"),
+    }
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn finalizers_and_namespace_lifecycle() {
+    let (sb, client) = start().await;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    nss.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "t1"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "t1");
+    let mut c = cm("f");
+    c.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    api.create(&PostParams::default(), &c).await.unwrap();
+    api.create(&PostParams::default(), &cm("plain"))
+        .await
+        .unwrap();
+    nss.delete("t1", &DeleteParams::default()).await.unwrap();
+    let ns = nss.get("t1").await.unwrap();
+    assert_eq!(ns.status.unwrap().phase.as_deref(), Some("Terminating"));
+    let err = api
+        .create(&PostParams::default(), &cm("late"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403),
+        "{err:?}"
+    );
+    eventually(|| async { api.get_opt("plain").await.unwrap().is_none() }).await;
+    let held = api.get("f").await.unwrap();
+    assert!(held.metadata.deletion_timestamp.is_some());
+    api.patch(
+        "f",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    eventually(|| async { nss.get_opt("t1").await.unwrap().is_none() }).await;
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_collection_policies() {
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    for policy in ["bg", "fg", "orphan"] {
+        let owner = api
+            .create(&PostParams::default(), &cm(&format!("{policy}-owner")))
+            .await
+            .unwrap();
+        let mut dep = cm(&format!("{policy}-dep"));
+        dep.metadata.owner_references = Some(vec![serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "name": owner.metadata.name, "uid": owner.metadata.uid,
+            "blockOwnerDeletion": true}))
+        .unwrap()]);
+        api.create(&PostParams::default(), &dep).await.unwrap();
+    }
+    api.delete("bg-owner", &DeleteParams::background())
+        .await
+        .unwrap();
+    eventually(|| async { api.get_opt("bg-dep").await.unwrap().is_none() }).await;
+    api.delete("fg-owner", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    eventually(|| async { api.get_opt("fg-owner").await.unwrap().is_none() }).await;
+    assert!(api.get_opt("fg-dep").await.unwrap().is_none());
+    api.delete("orphan-owner", &DeleteParams::orphan())
+        .await
+        .unwrap();
+    eventually(|| async { api.get_opt("orphan-owner").await.unwrap().is_none() }).await;
+    let orphan = api.get("orphan-dep").await.unwrap();
+    assert!(
+        orphan
+            .metadata
+            .owner_references
+            .unwrap_or_default()
+            .is_empty()
+    );
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn crd_registration_status_subresource_and_discovery() {
+    let (sb, client) = start().await;
+    let crds: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    let crd: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "subresources": {"status": {}},
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).unwrap();
+    let created = crds.create(&PostParams::default(), &crd).await.unwrap();
+    let conds = created.data["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        conds
+            .iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True")
+    );
+
+    let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
+    let (ar, caps) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"))
+        .unwrap();
+    assert_eq!(ar.plural, "widgets");
+    assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
+    let agg = kube::Discovery::new(client.clone())
+        .run_aggregated()
+        .await
+        .unwrap();
+    assert!(
+        agg.resolve_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment"))
+            .is_some()
+    );
+
+    let widgets: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
+    let w: DynamicObject =
+        serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"size": 1}, "status": {"ready": true}}))
+        .unwrap();
+    let w = widgets.create(&PostParams::default(), &w).await.unwrap();
+    assert_eq!(w.metadata.generation, Some(1));
+    assert!(w.data.get("status").is_none());
+    let w = widgets
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 5}, "status": {"ready": true}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(w.metadata.generation, Some(2));
+    assert!(w.data.get("status").is_none());
+    let w = widgets
+        .patch_status(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 9}, "status": {"ready": true}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(w.metadata.generation, Some(2));
+    assert_eq!(w.data["status"]["ready"], true);
+    assert_eq!(w.data["spec"]["size"], 5);
+    let err = widgets
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"size": 1}})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 415),
+        "{err:?}"
+    );
+    crds.delete("widgets.example.com", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(widgets.list(&ListParams::default()).await.is_err());
+    sb.shutdown().await;
+}
