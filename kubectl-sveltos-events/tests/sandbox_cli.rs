@@ -18,7 +18,10 @@ fn sandbox_writes_kubeconfigs_and_exits_cleanly_on_sigterm() {
         .unwrap();
     let start = Instant::now();
     while !dir.join("READY").exists() {
-        assert!(start.elapsed() < Duration::from_secs(20), "READY never appeared");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "READY never appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     for name in ["mgmt", "cluster-1"] {
@@ -37,7 +40,10 @@ fn sandbox_writes_kubeconfigs_and_exits_cleanly_on_sigterm() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "did not exit on SIGTERM");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "did not exit on SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(code.success(), "{code:?}");

@@ -443,3 +443,63 @@ async fn crd_registration_status_subresource_and_discovery() {
     assert!(widgets.list(&ListParams::default()).await.is_err());
     sb.shutdown().await;
 }
+
+#[tokio::test]
+async fn controller_with_finalizer_and_watcher_streaming_lists() {
+    use kube::runtime::controller::{Action, Controller};
+    use kube::runtime::finalizer::{Event as Fin, finalizer};
+    use kube::runtime::{WatchStreamExt, watcher};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let cleaned = Arc::new(AtomicUsize::new(0));
+    let ctx = Arc::new((api.clone(), cleaned.clone()));
+    let reconcile = |obj: Arc<ConfigMap>, ctx: Arc<(Api<ConfigMap>, Arc<AtomicUsize>)>| async move {
+        let counter = ctx.1.clone();
+        finalizer(&ctx.0, "example.com/cleanup", obj, |ev| async move {
+            if let Fin::Cleanup(_) = ev {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok::<_, kube::Error>(Action::await_change())
+        })
+        .await
+        .map_err(|e| kube::Error::Service(e.to_string().into()))
+    };
+    let ctrl = tokio::spawn(
+        Controller::new(api.clone(), watcher::Config::default())
+            .run(reconcile, |_, _, _| Action::await_change(), ctx)
+            .for_each(|_| async {}),
+    );
+    api.create(&PostParams::default(), &cm("ctl"))
+        .await
+        .unwrap();
+    eventually(|| async {
+        api.get("ctl")
+            .await
+            .unwrap()
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            == ["example.com/cleanup"]
+    })
+    .await;
+    api.delete("ctl", &DeleteParams::default()).await.unwrap();
+    eventually(|| async { api.get_opt("ctl").await.unwrap().is_none() }).await;
+    assert_eq!(cleaned.load(Ordering::SeqCst), 1);
+    ctrl.abort();
+
+    // Streaming lists: initial events end with the initial-events-end bookmark.
+    api.create(&PostParams::default(), &cm("keep"))
+        .await
+        .unwrap();
+    let objs: Vec<ConfigMap> = watcher(api.clone(), watcher::Config::default().streaming_lists())
+        .applied_objects()
+        .take(1)
+        .map(|o| o.unwrap())
+        .collect()
+        .await;
+    assert_eq!(objs.len(), 1);
+    sb.shutdown().await;
+}
