@@ -1,0 +1,198 @@
+//! The real kubectl (on PATH) against the sandbox: the research note's section 3.1 commands.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use std::path::Path;
+use sveltos_events_sandbox::{Sandbox, SandboxOptions};
+
+async fn kubectl(dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String) {
+    use tokio::io::AsyncWriteExt;
+    let mut cmd = tokio::process::Command::new("kubectl");
+    cmd.args(args)
+        .env("KUBECONFIG", dir.join("mgmt.kubeconfig"))
+        .env("HOME", dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input
+        .write_all(stdin.unwrap_or("").as_bytes())
+        .await
+        .unwrap();
+    drop(input);
+    let out = child.wait_with_output().await.unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+const DEPLOY_V1: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:1'}, {name: c2, image: busybox}]\n";
+const DEPLOY_V2: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:2'}]\n";
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, labels: {app: demo, team: a}}\ndata: {a: '1'}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_commands_work() {
+    let dir = std::env::temp_dir().join(format!("sbx-kubectl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sb = Sandbox::start(SandboxOptions {
+        dir: Some(dir.clone()),
+        managed_clusters: 0,
+    })
+    .await
+    .unwrap();
+    let cm9 = CM.replace("c1", "c9");
+    let steps: Vec<(Vec<&str>, Option<&str>, bool, &str)> = vec![
+        (vec!["version"], None, true, "Server Version: v1.32"),
+        (vec!["get", "ns"], None, true, "kube-system"),
+        (
+            vec!["create", "-f", "-"],
+            Some(CM),
+            true,
+            "configmap/c1 created",
+        ),
+        (
+            vec!["get", "cm", "-l", "app in (demo),team!=b"],
+            None,
+            true,
+            "c1",
+        ),
+        (
+            vec!["get", "cm", "c1", "-o", "jsonpath={.data.a}"],
+            None,
+            true,
+            "1",
+        ),
+        (vec!["get", "cm", "-A"], None, true, "default"),
+        (
+            vec!["apply", "-f", "-"],
+            Some(DEPLOY_V1),
+            true,
+            "deployment.apps/d created",
+        ),
+        (
+            vec!["apply", "-f", "-"],
+            Some(DEPLOY_V2),
+            true,
+            "deployment.apps/d configured",
+        ),
+        (
+            vec![
+                "get",
+                "deploy",
+                "d",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].name}",
+            ],
+            None,
+            true,
+            "c1",
+        ),
+        (
+            vec!["scale", "deploy", "d", "--replicas=3"],
+            None,
+            true,
+            "scaled",
+        ),
+        (
+            vec!["get", "deploy", "d", "-o", "jsonpath={.spec.replicas}"],
+            None,
+            true,
+            "3",
+        ),
+        (
+            vec!["set", "image", "deploy/d", "c1=nginx:3"],
+            None,
+            true,
+            "image updated",
+        ),
+        (vec!["label", "cm", "c1", "x=y"], None, true, "labeled"),
+        (vec!["annotate", "cm", "c1", "n=m"], None, true, "annotated"),
+        (
+            vec![
+                "patch",
+                "cm",
+                "c1",
+                "--type=merge",
+                "-p",
+                "{\"data\":{\"b\":\"2\"}}",
+            ],
+            None,
+            true,
+            "patched",
+        ),
+        (
+            vec![
+                "patch",
+                "cm",
+                "c1",
+                "--type=json",
+                "-p",
+                "[{\"op\":\"add\",\"path\":\"/data/c\",\"value\":\"3\"}]",
+            ],
+            None,
+            true,
+            "patched",
+        ),
+        (
+            vec![
+                "patch",
+                "cm",
+                "c1",
+                "--type=strategic",
+                "-p",
+                "{\"data\":{\"d\":\"4\"}}",
+            ],
+            None,
+            true,
+            "patched",
+        ),
+        (
+            vec!["apply", "--server-side", "-f", "-"],
+            Some(CM),
+            true,
+            "serverside-applied",
+        ),
+        (vec!["diff", "-f", "-"], Some(CM), true, ""),
+        (
+            vec!["create", "--dry-run=server", "-f", "-"],
+            Some(&cm9),
+            true,
+            "created (server dry run)",
+        ),
+        (vec!["get", "cm", "c9"], None, false, "NotFound"),
+        (vec!["api-resources"], None, true, "deployments"),
+        (vec!["get", "--raw", "/readyz"], None, true, "ok"),
+        (
+            vec!["auth", "can-i", "get", "pods"],
+            None,
+            false,
+            "UnsupportedMediaType",
+        ),
+        (vec!["delete", "cm", "c1"], None, true, "deleted"),
+        (
+            vec!["wait", "--for=delete", "cm/c1", "--timeout=5s"],
+            None,
+            true,
+            "",
+        ),
+        (
+            vec!["create", "namespace", "foo"],
+            None,
+            false,
+            "kubectl apply -f",
+        ),
+    ];
+    for (args, stdin, ok, want) in steps {
+        let (success, out) = kubectl(&dir, &args, stdin).await;
+        assert_eq!(success, ok, "kubectl {args:?}: {out}");
+        assert!(
+            out.contains(want),
+            "kubectl {args:?}: wanted {want:?} in {out}"
+        );
+    }
+    sb.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
