@@ -39,7 +39,7 @@ async fn random_writes_are_seen_by_every_watcher_once_in_order() {
         let mut last_rv = start_rv;
         for _ in 0..500 {
             let name = format!("c{}", rng.next() % 20);
-            let ns = if rng.next() % 2 == 0 {
+            let ns = if rng.next().is_multiple_of(2) {
                 "default"
             } else {
                 "kube-system"
