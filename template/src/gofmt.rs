@@ -1,0 +1,520 @@
+//! Go's `fmt` printing of template values: `%v` (what `{{.}}` prints), `Sprint`, `Sprintln`
+//! and `Sprintf` with the verbs and flags templates use.
+
+use std::fmt::Write;
+
+use crate::value::Value;
+
+/// Appends `value` as Go's `%v` prints it.
+pub fn write_v(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) | Value::Int64(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&format_float_g(*f, None, false)),
+        Value::String(s) => out.push_str(s),
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_v(out, item);
+            }
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push_str("map[");
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(k);
+                out.push(':');
+                write_v(out, v);
+            }
+            out.push(']');
+        }
+    }
+}
+
+/// `%v` of one value.
+pub fn to_v(value: &Value) -> String {
+    let mut out = String::new();
+    write_v(&mut out, value);
+    out
+}
+
+/// `fmt.Sprint`: operands printed with `%v`, a space between two operands when neither is a
+/// string.
+pub fn sprint(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 && !matches!(arg, Value::String(_)) && !matches!(args[i - 1], Value::String(_)) {
+            out.push(' ');
+        }
+        write_v(&mut out, arg);
+    }
+    out
+}
+
+/// `fmt.Sprintln`: operands separated by spaces, then a newline.
+pub fn sprintln(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_v(&mut out, arg);
+    }
+    out.push('\n');
+    out
+}
+
+/// Shortest decimal digits and exponent of a finite, non-zero `f` (`d.ddd × 10^exp`).
+fn shortest_digits(f: f64) -> (String, i32) {
+    let text = format!("{:e}", f.abs());
+    let (mantissa, exp) = text.split_once('e').unwrap_or((text.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exp.parse().unwrap_or(0))
+}
+
+/// Digits rounded to `precision` significant digits, and the exponent.
+fn rounded_digits(f: f64, precision: usize) -> (String, i32) {
+    let text = format!("{:.*e}", precision.saturating_sub(1), f.abs());
+    let (mantissa, exp) = text.split_once('e').unwrap_or((text.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exp.parse().unwrap_or(0))
+}
+
+fn exponent_suffix(out: &mut String, exp: i32, upper: bool) {
+    out.push(if upper { 'E' } else { 'e' });
+    out.push(if exp < 0 { '-' } else { '+' });
+    let _ = write!(out, "{:02}", exp.unsigned_abs());
+}
+
+fn special_float(f: f64) -> Option<&'static str> {
+    if f.is_nan() {
+        Some("NaN")
+    } else if f == f64::INFINITY {
+        Some("+Inf")
+    } else if f == f64::NEG_INFINITY {
+        Some("-Inf")
+    } else {
+        None
+    }
+}
+
+/// Go's `%g` (`precision` None = shortest, as `%v` prints floats).
+pub fn format_float_g(f: f64, precision: Option<usize>, upper: bool) -> String {
+    if let Some(special) = special_float(f) {
+        return special.to_string();
+    }
+    let mut out = String::new();
+    if f.is_sign_negative() && f != 0.0 || (f == 0.0 && f.is_sign_negative()) {
+        out.push('-');
+    }
+    if f == 0.0 {
+        out.push('0');
+        return out;
+    }
+    let (mut digits, exp) = match precision {
+        None => shortest_digits(f),
+        Some(p) => rounded_digits(f, p.max(1)),
+    };
+    if precision.is_some() {
+        while digits.len() > 1 && digits.ends_with('0') {
+            digits.pop();
+        }
+    }
+    let eprec: i32 = match precision {
+        // Shortest form: Go switches to an exponent from 10^6 on (eprec 6).
+        None => 6,
+        Some(p) => {
+            let p = p.max(1) as i32;
+            let nd = digits.len() as i32;
+            if p > nd && nd > exp { nd } else { p }
+        }
+    };
+    if exp < -4 || exp >= eprec {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        exponent_suffix(&mut out, exp, upper);
+    } else if exp < 0 {
+        out.push_str("0.");
+        for _ in 0..(-exp - 1) {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    } else {
+        let int_len = (exp + 1) as usize;
+        if digits.len() <= int_len {
+            out.push_str(&digits);
+            for _ in digits.len()..int_len {
+                out.push('0');
+            }
+        } else {
+            out.push_str(&digits[..int_len]);
+            out.push('.');
+            out.push_str(&digits[int_len..]);
+        }
+    }
+    out
+}
+
+/// Go's `%e` with a precision (default 6).
+fn format_float_e(f: f64, precision: usize, upper: bool) -> String {
+    if let Some(special) = special_float(f) {
+        return special.to_string();
+    }
+    let text = format!("{:.*e}", precision, f);
+    let (mantissa, exp) = text.split_once('e').unwrap_or((text.as_str(), "0"));
+    let mut out = mantissa.to_string();
+    exponent_suffix(&mut out, exp.parse().unwrap_or(0), upper);
+    out
+}
+
+/// `strconv.Quote`: a double-quoted Go string literal.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                let _ = if (c as u32) < 0x10000 {
+                    write!(out, "\\u{:04x}", c as u32)
+                } else {
+                    write!(out, "\\U{:08x}", c as u32)
+                };
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One `%` directive's flags, width and precision.
+#[derive(Default, Clone, Copy)]
+struct Spec {
+    minus: bool,
+    plus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    precision: Option<usize>,
+}
+
+impl Spec {
+    fn pad(&self, body: String, numeric: bool) -> String {
+        let Some(width) = self.width else { return body };
+        let len = body.chars().count();
+        if len >= width {
+            return body;
+        }
+        let fill = width - len;
+        if self.minus {
+            return body + &" ".repeat(fill);
+        }
+        if self.zero && numeric {
+            let (sign, digits) = match body.strip_prefix(['-', '+', ' ']) {
+                Some(rest) => (&body[..1], rest),
+                None => ("", body.as_str()),
+            };
+            return format!("{sign}{}{digits}", "0".repeat(fill));
+        }
+        " ".repeat(fill) + &body
+    }
+
+    fn sign(&self, negative: bool) -> &'static str {
+        if negative {
+            "-"
+        } else if self.plus {
+            "+"
+        } else if self.space {
+            " "
+        } else {
+            ""
+        }
+    }
+}
+
+/// `%!verb(type=value)`: Go's report of a verb that does not fit its operand.
+fn bad_verb(verb: char, arg: &Value) -> String {
+    match arg {
+        Value::Null => format!("%!{verb}(<nil>)"),
+        _ => format!("%!{verb}({}={})", arg.type_name(), to_v(arg)),
+    }
+}
+
+fn format_int(spec: &Spec, verb: char, i: i64) -> Option<String> {
+    let negative = i < 0;
+    let magnitude = i.unsigned_abs();
+    let mut digits = match verb {
+        'd' | 'v' => magnitude.to_string(),
+        'x' => format!("{magnitude:x}"),
+        'X' => format!("{magnitude:X}"),
+        'o' | 'O' => format!("{magnitude:o}"),
+        'b' => format!("{magnitude:b}"),
+        'c' => {
+            return Some(spec.pad(
+                char::from_u32(i as u32).unwrap_or('\u{fffd}').to_string(),
+                false,
+            ));
+        }
+        'q' => {
+            return Some(spec.pad(
+                format!("'{}'", char::from_u32(i as u32).unwrap_or('\u{fffd}')),
+                false,
+            ));
+        }
+        'U' => return Some(spec.pad(format!("U+{:04X}", magnitude), false)),
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => return None,
+        _ => return None,
+    };
+    if let Some(precision) = spec.precision {
+        while digits.len() < precision {
+            digits.insert(0, '0');
+        }
+        if precision == 0 && i == 0 {
+            digits.clear();
+        }
+    }
+    let prefix = match (spec.sharp, verb) {
+        (true, 'x') => "0x",
+        (true, 'X') => "0X",
+        (true, 'o') => "0",
+        (_, 'O') => "0o",
+        (true, 'b') => "0b",
+        _ => "",
+    };
+    let zero_ok = spec.precision.is_none();
+    let body = format!("{}{prefix}{digits}", spec.sign(negative));
+    Some(
+        Spec {
+            zero: spec.zero && zero_ok,
+            ..*spec
+        }
+        .pad(body, true),
+    )
+}
+
+fn format_float(spec: &Spec, verb: char, f: f64) -> Option<String> {
+    let negative = f.is_sign_negative() && !f.is_nan();
+    let magnitude = f.abs();
+    let body = match verb {
+        'v' | 'g' => format_float_g(magnitude, spec.precision, false),
+        'G' => format_float_g(magnitude, spec.precision, true),
+        'e' => format_float_e(magnitude, spec.precision.unwrap_or(6), false),
+        'E' => format_float_e(magnitude, spec.precision.unwrap_or(6), true),
+        'f' | 'F' => match special_float(magnitude) {
+            Some(s) => s.to_string(),
+            None => format!("{:.*}", spec.precision.unwrap_or(6), magnitude),
+        },
+        _ => return None,
+    };
+    let body = body.trim_start_matches('+').to_string();
+    let sign = if f.is_nan() { "" } else { spec.sign(negative) };
+    Some(spec.pad(format!("{sign}{body}"), !f.is_nan() && !f.is_infinite()))
+}
+
+fn format_str(spec: &Spec, verb: char, s: &str) -> Option<String> {
+    let truncated: String = match spec.precision {
+        Some(p) => s.chars().take(p).collect(),
+        None => s.to_string(),
+    };
+    let body = match verb {
+        's' | 'v' => truncated,
+        'q' => quote(&truncated),
+        'x' => truncated.bytes().map(|b| format!("{b:02x}")).collect(),
+        'X' => truncated.bytes().map(|b| format!("{b:02X}")).collect(),
+        _ => return None,
+    };
+    Some(spec.pad(body, false))
+}
+
+fn format_one(spec: &Spec, verb: char, arg: &Value) -> String {
+    let formatted = match arg {
+        Value::Int(i) | Value::Int64(i) => format_int(spec, verb, *i),
+        Value::Float(f) => format_float(spec, verb, *f),
+        Value::String(s) => format_str(spec, verb, s),
+        Value::Bool(b) => match verb {
+            't' | 'v' => Some(spec.pad(b.to_string(), false)),
+            _ => None,
+        },
+        Value::Null => match verb {
+            'v' | 's' => Some(spec.pad("<nil>".into(), false)),
+            _ => None,
+        },
+        Value::List(_) | Value::Map(_) => match verb {
+            'v' | 's' => Some(spec.pad(to_v(arg), false)),
+            _ => None,
+        },
+    };
+    formatted.unwrap_or_else(|| bad_verb(verb, arg))
+}
+
+/// `fmt.Sprintf` for template values.
+pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut next_arg = 0;
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = Spec::default();
+        while let Some(&flag) = chars.peek() {
+            match flag {
+                '-' => spec.minus = true,
+                '+' => spec.plus = true,
+                '#' => spec.sharp = true,
+                ' ' => spec.space = true,
+                '0' => spec.zero = !spec.minus,
+                _ => break,
+            }
+            chars.next();
+        }
+        let number = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+                      next_arg: &mut usize| {
+            if chars.peek() == Some(&'*') {
+                chars.next();
+                let value = args.get(*next_arg).and_then(Value::as_int);
+                *next_arg += 1;
+                return value.map(|v| v.max(0) as usize);
+            }
+            let mut n: Option<usize> = None;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                n = Some(
+                    n.unwrap_or(0)
+                        .saturating_mul(10)
+                        .saturating_add(d as usize)
+                        .min(1 << 20),
+                );
+                chars.next();
+            }
+            n
+        };
+        spec.width = number(&mut chars, &mut next_arg);
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            spec.precision = Some(number(&mut chars, &mut next_arg).unwrap_or(0));
+        }
+        let Some(verb) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        match args.get(next_arg) {
+            Some(arg) => out.push_str(&format_one(&spec, verb, arg)),
+            None => {
+                let _ = write!(out, "%!{verb}(MISSING)");
+            }
+        }
+        next_arg += 1;
+    }
+    if next_arg < args.len() {
+        out.push_str("%!(EXTRA ");
+        for (i, arg) in args[next_arg..].iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            match arg {
+                Value::Null => out.push_str("<nil>"),
+                _ => {
+                    let _ = write!(out, "{}={}", arg.type_name(), to_v(arg));
+                }
+            }
+        }
+        out.push(')');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_go() {
+        for (f, want) in [
+            (3.5, "3.5"),
+            (1.0, "1"),
+            (1e6, "1e+06"),
+            (1234567.0, "1.234567e+06"),
+            (123456.0, "123456"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5, "-2.5"),
+            (1e21, "1e+21"),
+        ] {
+            assert_eq!(to_v(&Value::Float(f)), want, "{f}");
+        }
+    }
+
+    #[test]
+    fn printf_verbs_and_flags() {
+        let i = |n| Value::Int(n);
+        assert_eq!(sprintf("%04x", &[i(127)]), "007f");
+        assert_eq!(
+            sprintf("%d|%5d|%-5d|%+d", &[i(1), i(2), i(3), i(4)]),
+            "1|    2|3    |+4"
+        );
+        assert_eq!(
+            sprintf(
+                "%.2f %e %g",
+                &[
+                    Value::Float(1.23456),
+                    Value::Float(1234.5),
+                    Value::Float(3.5)
+                ]
+            ),
+            "1.23 1.234500e+03 3.5"
+        );
+        assert_eq!(
+            sprintf(
+                "%q %s %v",
+                &[Value::string("a\"b"), Value::string("x"), Value::Bool(true)]
+            ),
+            "\"a\\\"b\" x true"
+        );
+        assert_eq!(sprintf("%d", &[Value::string("x")]), "%!d(string=x)");
+        assert_eq!(sprintf("%d %d", &[i(1)]), "1 %!d(MISSING)");
+        assert_eq!(sprintf("%d", &[i(1), i(2)]), "1%!(EXTRA int=2)");
+        assert_eq!(sprintf("100%%", &[]), "100%");
+        assert_eq!(sprintf("%x", &[Value::string("hi")]), "6869");
+    }
+
+    #[test]
+    fn sprint_spacing() {
+        assert_eq!(sprint(&[Value::Int(1), Value::Int(2)]), "1 2");
+        assert_eq!(sprint(&[Value::string("a"), Value::Int(2)]), "a2");
+        assert_eq!(sprintln(&[Value::string("a"), Value::Int(2)]), "a 2\n");
+        assert_eq!(
+            to_v(&Value::list(vec![Value::Int(1), Value::Null])),
+            "[1 <nil>]"
+        );
+    }
+}
