@@ -129,18 +129,12 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     m.set(
         "Replace",
         lua.create_function(|_, (s, old, new, n): (String, String, String, i64)| {
-            check_size(
-                s.len()
-                    .saturating_add(new.len().saturating_mul(s.len() + 1))
-                    .min(usize::MAX),
-            )
-            .or_else(|_| {
-                if new.len() <= old.len() {
-                    Ok(())
-                } else {
-                    check_size(usize::MAX)
-                }
-            })?;
+            if new.len() > old.len() {
+                check_size(
+                    s.len()
+                        .saturating_add(new.len().saturating_mul(s.len() + 1)),
+                )?;
+            }
             Ok(if n < 0 {
                 s.replace(&old, &new)
             } else {
