@@ -77,6 +77,9 @@ pub enum FeatureId {
 /// A ConfigMap, Secret or Flux source holding add-ons to deploy.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "has(self.remoteURL) != has(self.kind)", "message": "either remoteURL or kind must be set, but not both"}
+]))]
 pub struct PolicyRef {
     /// Namespace; "" = the cluster's namespace. A template in EventTriggers.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -146,7 +149,11 @@ pub struct RemoteUrl {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub template: bool,
     /// Skip TLS verification.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        rename = "insecureSkipTLSVerify",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub insecure_skip_tls_verify: bool,
     /// Use plain HTTP.
     #[serde(
@@ -197,6 +204,14 @@ pub struct TemplateResourceRef {
 /// A Helm chart to install in matching clusters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "self.repositoryURL.startsWith('http') ? size(self.chartName) >= 1 : true", "message": "ChartName must be defined"},
+    {"rule": "self.repositoryURL.startsWith('oci') ? size(self.chartName) >= 1 : true", "message": "ChartName must be defined"},
+    {"rule": "self.repositoryURL.startsWith('http') ? size(self.chartVersion) >= 1 : true", "message": "ChartVersion must be defined"},
+    {"rule": "self.repositoryURL.startsWith('oci') ? size(self.chartVersion) >= 1 : true", "message": "ChartVersion must be defined"},
+    {"rule": "self.repositoryURL.startsWith('http') ? size(self.repositoryName) >= 1 : true", "message": "RepositoryName must be defined"},
+    {"rule": "self.repositoryURL.startsWith('oci') ? size(self.repositoryName) >= 1 : true", "message": "RepositoryName must be defined"}
+]))]
 pub struct HelmChart {
     /// Repository URL (`https://`, `oci://`).
     #[serde(rename = "repositoryURL")]
@@ -258,7 +273,11 @@ pub struct RegistryCredentialsConfig {
     #[serde(default, rename = "ca", skip_serializing_if = "Option::is_none")]
     pub ca_secret_ref: Option<SecretReference>,
     /// Skip TLS verification.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        rename = "insecureSkipTLSVerify",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub insecure_skip_tls_verify: bool,
     /// Use plain HTTP.
     #[serde(
@@ -323,18 +342,27 @@ pub struct HelmOptions {
     /// Run the chart's tests.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_tests: bool,
-    /// `combined`, `separate` or `nohooks`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub post_render_strategy: String,
+    /// Whether hooks go through the patch post-renderer; unset = Helm's `combined`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_render_strategy: Option<PostRenderStrategy>,
     /// Install options.
     #[serde(default)]
+    #[schemars(transform = no_object_default)]
     pub install_options: HelmInstallOptions,
     /// Upgrade options.
     #[serde(default)]
+    #[schemars(transform = no_object_default)]
     pub upgrade_options: HelmUpgradeOptions,
     /// Uninstall options.
     #[serde(default)]
+    #[schemars(transform = no_object_default)]
     pub uninstall_options: HelmUninstallOptions,
+}
+
+/// Drops the schema default of a nested options object: the API server fills the fields
+/// inside it, never the object itself.
+pub(super) fn no_object_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
 }
 
 /// Helm install options.
@@ -446,20 +474,54 @@ pub struct HelmUninstallOptions {
     /// Keep the release history.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_history: bool,
-    /// `orphan`, `foreground` or `background`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub deletion_propagation: String,
+    /// How dependents of removed objects are deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_propagation: Option<DeletionPropagation>,
     /// Disable hooks.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disable_hooks: bool,
 }
 
+/// How hooks are fed to the post-renderer that applies patches to a chart.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PostRenderStrategy {
+    /// Hooks and templates in one stream (Helm's default).
+    Combined,
+    /// Hooks and templates in separate runs.
+    Separate,
+    /// Templates only; hooks are left as they are.
+    #[serde(rename = "nohooks")]
+    NoHooks,
+}
+
+/// Deletion propagation used when a release is uninstalled.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeletionPropagation {
+    /// Leave dependents in place.
+    Orphan,
+    /// Delete dependents before the owner.
+    Foreground,
+    /// Delete the owner, then dependents in the background.
+    Background,
+}
+
+/// Where the key that checks a chart's Cosign signature comes from.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum CosignProvider {
+    /// A PEM public key stored in a Secret.
+    PublicKey,
+    /// Sigstore keyless signing (Fulcio certificate and transparency log).
+    Keyless,
+}
+
 /// Cosign verification of a chart.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CosignVerification {
-    /// `PublicKey` or `Keyless`.
-    pub provider: String,
+    /// Public key or keyless.
+    pub provider: CosignProvider,
     /// Secret with the public key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<SecretReference>,
@@ -477,8 +539,10 @@ pub struct CosignVerification {
 #[serde(rename_all = "camelCase")]
 pub struct OidcIdentityMatcher {
     /// Issuer.
+    #[schemars(length(min = 1))]
     pub issuer: String,
     /// Subject.
+    #[schemars(length(min = 1))]
     pub subject: String,
 }
 
@@ -493,6 +557,9 @@ pub struct ProvenanceVerification {
 /// A Kustomization to build and deploy.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "has(self.remoteURL) != has(self.kind)", "message": "either remoteURL or kind must be set, but not both"}
+]))]
 pub struct KustomizationRef {
     /// Namespace of the source; "" = the cluster's namespace.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -576,7 +643,11 @@ pub struct RemoteKustomizeUrl {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<SecretReference>,
     /// Skip TLS verification.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        rename = "insecureSkipTLSVerify",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub insecure_skip_tls_verify: bool,
     /// Use plain HTTP.
     #[serde(
@@ -637,14 +708,17 @@ pub struct DriftExclusion {
 }
 
 /// A health condition checked before, after or around deployment.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.jobCheck) || (!has(self.script) && !has(self.evaluateCEL))", "message": "jobCheck cannot be set together with script or evaluateCEL"}
+]))]
 pub struct ValidateHealth {
     /// Check name.
     pub name: String,
-    /// Feature the check belongs to (`Resources`, `Helm`, `Kustomize`).
+    /// Feature after whose deployment (or removal) the check runs.
     #[serde(rename = "featureID")]
-    pub feature_id: String,
+    pub feature_id: FeatureId,
     /// API group of the checked resources.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
@@ -704,12 +778,31 @@ pub struct MetricQuery {
     pub query: String,
 }
 
+/// A ConfigMap or Secret by kind, namespace and name (libsveltos' plain policy reference).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigMapOrSecretRef {
+    /// Namespace; "" = the cluster's namespace.
+    pub namespace: String,
+    /// Name.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// `Secret` or `ConfigMap`.
+    #[schemars(schema_with = "secret_or_config_map")]
+    pub kind: String,
+}
+
+/// Schema of a `kind` that is `Secret` or `ConfigMap`.
+fn secret_or_config_map(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["Secret", "ConfigMap"]})
+}
+
 /// A Job run as a health check.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobHealthCheck {
     /// ConfigMap/Secret holding the Job.
-    pub job_ref: PolicyRef,
+    pub job_ref: ConfigMapOrSecretRef,
     /// How long to wait (Go duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
@@ -720,6 +813,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Serializes and reads back, checking nothing is lost.
+    fn round_trip<T>(value: &T) -> serde_json::Value
+    where
+        T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug,
+    {
+        let json = serde_json::to_value(value).unwrap();
+        let back: T = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(&back, value);
+        json
+    }
+
     #[test]
     fn policy_ref_defaults_and_round_trip() {
         let policy: PolicyRef = serde_json::from_value(
@@ -728,9 +832,35 @@ mod tests {
         .unwrap();
         assert_eq!(policy.tier, 100);
         assert_eq!(policy.deployment_type, DeploymentType::Remote);
-        let back: PolicyRef =
-            serde_json::from_value(serde_json::to_value(&policy).unwrap()).unwrap();
-        assert_eq!(back, policy);
+        assert_eq!(
+            policy,
+            PolicyRef {
+                name: "np".into(),
+                namespace: "default".into(),
+                kind: "ConfigMap".into(),
+                ..PolicyRef::default()
+            }
+        );
+        let json = round_trip(&policy);
+        assert_eq!(json["deploymentType"], "Remote");
+        assert!(json.get("optional").is_none(), "false flags are omitted");
+    }
+
+    #[test]
+    fn remote_url_policy_ref_reads() {
+        let policy: PolicyRef = serde_saphyr::from_str(
+            "remoteURL:\n  url: oci://ghcr.io/org/addons:v1\n  interval: 10m\n  plainHTTP: true\n\
+             deploymentType: Local\ntier: 50\nforce: true\n",
+        )
+        .unwrap();
+        let remote = policy.remote_url.as_ref().unwrap();
+        assert_eq!(remote.interval.as_deref(), Some("10m"));
+        assert!(remote.plain_http);
+        assert!(!remote.insecure_skip_tls_verify);
+        assert_eq!(policy.deployment_type, DeploymentType::Local);
+        assert_eq!(policy.tier, 50);
+        let json = round_trip(&policy);
+        assert_eq!(json["remoteURL"]["plainHTTP"], true);
     }
 
     #[test]
@@ -749,9 +879,179 @@ mod tests {
         assert!(options.upgrade_options.upgrade_crds);
         assert_eq!(options.upgrade_options.max_history, 2);
         assert_eq!(options.install_options.create_namespace, Some(true));
-        let json = serde_json::to_value(&chart).unwrap();
+        assert_eq!(options.install_options.replace, Some(true));
+        assert_eq!(
+            options.install_options.recover_after_consecutive_failures,
+            5
+        );
+        let json = round_trip(&chart);
         assert_eq!(json["options"]["skipCRDs"], true);
-        let back: HelmChart = serde_json::from_value(json).unwrap();
-        assert_eq!(back, chart);
+        assert_eq!(json["helmChartAction"], "Install");
+    }
+
+    #[test]
+    fn helm_chart_yaml_with_every_option_kind_reads() {
+        let chart: HelmChart = serde_saphyr::from_str(
+            r#"
+repositoryURL: oci://registry-1.docker.io/bitnamicharts
+repositoryName: bitnami
+chartName: bitnamicharts/nginx
+chartVersion: 15.1.0
+releaseName: web
+releaseNamespace: web
+helmChartAction: Uninstall
+values: |
+  replicaCount: {{ .Cluster.metadata.labels.replicas }}
+options:
+  wait: true
+  timeout: 10m
+  labels: {team: a}
+  postRenderStrategy: nohooks
+  installOptions: {createNamespace: false, takeOwnership: true}
+  upgradeOptions: {maxHistory: 5, disableHooks: true}
+  uninstallOptions: {keepHistory: true, deletionPropagation: foreground}
+registryCredentialsConfig:
+  credentials: {name: creds, namespace: default}
+  ca: {name: ca}
+  insecureSkipTLSVerify: true
+  plainHTTP: true
+signatureVerification:
+  provider: Keyless
+  matchOIDCIdentity:
+  - {issuer: "https://token.actions.githubusercontent.com", subject: ".*"}
+"#,
+        )
+        .unwrap();
+        assert_eq!(chart.helm_chart_action, HelmChartAction::Uninstall);
+        let options = chart.options.as_ref().unwrap();
+        assert_eq!(options.timeout.as_deref(), Some("10m"));
+        assert_eq!(
+            options.post_render_strategy,
+            Some(PostRenderStrategy::NoHooks)
+        );
+        assert_eq!(options.install_options.create_namespace, Some(false));
+        assert_eq!(options.install_options.replace, Some(true));
+        assert_eq!(options.upgrade_options.max_history, 5);
+        assert_eq!(
+            options.uninstall_options.deletion_propagation,
+            Some(DeletionPropagation::Foreground)
+        );
+        let registry = chart.registry_credentials_config.as_ref().unwrap();
+        assert_eq!(
+            registry
+                .credentials_secret_ref
+                .as_ref()
+                .unwrap()
+                .name
+                .as_deref(),
+            Some("creds")
+        );
+        let cosign = chart.signature_verification.as_ref().unwrap();
+        assert_eq!(cosign.provider, CosignProvider::Keyless);
+        let json = round_trip(&chart);
+        assert_eq!(json["options"]["postRenderStrategy"], "nohooks");
+        assert_eq!(json["registryCredentialsConfig"]["ca"]["name"], "ca");
+        assert_eq!(
+            json["registryCredentialsConfig"]["insecureSkipTLSVerify"],
+            true
+        );
+        assert_eq!(
+            json["signatureVerification"]["matchOIDCIdentity"][0]["subject"],
+            ".*"
+        );
+    }
+
+    #[test]
+    fn kustomization_ref_defaults_and_round_trip() {
+        let kustomization: KustomizationRef = serde_json::from_value(json!({
+            "kind": "GitRepository", "namespace": "flux-system", "name": "flux-system",
+            "path": "./helloWorld/", "targetNamespace": "eng", "values": {"region": "west"}
+        }))
+        .unwrap();
+        assert_eq!(kustomization.tier, 100);
+        assert_eq!(kustomization.deployment_type, DeploymentType::Remote);
+        round_trip(&kustomization);
+    }
+
+    #[test]
+    fn validate_health_patches_and_drift_exclusions_read() {
+        let health: ValidateHealth = serde_json::from_value(json!({
+            "name": "deployment-health", "featureID": "Helm",
+            "group": "apps", "version": "v1", "kind": "Deployment", "namespace": "kyverno",
+            "labelFilters": [{"key": "app", "operation": "Equal", "value": "kyverno"}],
+            "evaluateCEL": [{"name": "ready", "rule": "resource.status.readyReplicas > 0"}],
+            "metricSource": {"url": "http://prometheus.monitoring.svc:9090"},
+            "metricQueries": [{"name": "errors", "query": "sum(rate(errors[5m]))"}]
+        }))
+        .unwrap();
+        assert_eq!(health.feature_id, FeatureId::Helm);
+        assert_eq!(health.evaluate_cel.len(), 1);
+        round_trip(&health);
+        let job: ValidateHealth = serde_json::from_value(json!({
+            "name": "smoke", "featureID": "Resources",
+            "jobCheck": {"jobRef": {"kind": "ConfigMap", "namespace": "", "name": "smoke-job"}, "timeout": "2m"}
+        }))
+        .unwrap();
+        let check = job.job_check.as_ref().unwrap();
+        assert_eq!(check.job_ref.name, "smoke-job");
+        let json = round_trip(&job);
+        assert_eq!(
+            json["jobCheck"]["jobRef"]["namespace"], "",
+            "namespace is always written"
+        );
+        assert!(
+            serde_json::from_value::<ValidateHealth>(json!({"name": "x", "featureID": "Other"}))
+                .is_err()
+        );
+
+        let patch: Patch = serde_json::from_value(json!({
+            "patch": "- op: add\n  path: /metadata/labels/env\n  value: prod",
+            "target": {"kind": "Deployment", "labelSelector": "app=web"}
+        }))
+        .unwrap();
+        round_trip(&patch);
+        let exclusion: DriftExclusion = serde_json::from_value(json!({
+            "paths": ["/spec/replicas"], "target": {"kind": "Deployment", "namespace": "web"}
+        }))
+        .unwrap();
+        round_trip(&exclusion);
+    }
+
+    #[test]
+    fn enums_use_sveltos_spelling_and_defaults() {
+        assert_eq!(SyncMode::default(), SyncMode::Continuous);
+        assert_eq!(
+            StopMatchingBehavior::default(),
+            StopMatchingBehavior::WithdrawPolicies
+        );
+        assert_eq!(DeploymentType::default(), DeploymentType::Remote);
+        assert_eq!(
+            serde_json::to_value(SyncMode::ContinuousWithDriftDetection).unwrap(),
+            "ContinuousWithDriftDetection"
+        );
+        assert_eq!(
+            serde_json::to_value(FeatureId::Kustomize).unwrap(),
+            "Kustomize"
+        );
+        assert_eq!(
+            serde_json::to_value(StopMatchingBehavior::LeavePolicies).unwrap(),
+            "LeavePolicies"
+        );
+    }
+
+    #[test]
+    fn schema_carries_defaults_and_rules() {
+        let schema = serde_json::to_value(schemars::schema_for!(PolicyRef)).unwrap();
+        assert_eq!(schema["properties"]["tier"]["default"], 100);
+        assert_eq!(schema["properties"]["deploymentType"]["default"], "Remote");
+        assert_eq!(
+            schema["x-kubernetes-validations"][0]["rule"],
+            "has(self.remoteURL) != has(self.kind)"
+        );
+        let chart = serde_json::to_value(schemars::schema_for!(HelmChart)).unwrap();
+        assert_eq!(
+            chart["x-kubernetes-validations"].as_array().unwrap().len(),
+            6
+        );
     }
 }

@@ -214,6 +214,8 @@ pub struct FailedCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::v1beta1::{DeploymentType, FeatureId, HelmChartAction};
+    use kube::CustomResourceExt;
     use serde_json::json;
 
     #[test]
@@ -233,6 +235,14 @@ mod tests {
             profile.spec.stop_matching_behavior,
             StopMatchingBehavior::WithdrawPolicies
         );
+        assert_eq!(
+            profile.spec,
+            ClusterProfileSpec {
+                cluster_refs: profile.spec.cluster_refs.clone(),
+                policy_refs: profile.spec.policy_refs.clone(),
+                ..ClusterProfileSpec::default()
+            }
+        );
         let json = serde_json::to_value(&profile).unwrap();
         assert!(
             json["spec"].get("clusterSelector").is_none(),
@@ -240,5 +250,172 @@ mod tests {
         );
         let back: ClusterProfile = serde_json::from_value(json).unwrap();
         assert_eq!(back, profile);
+    }
+
+    #[test]
+    fn user_profile_yaml_with_every_section_reads() {
+        let profile: ClusterProfile = serde_saphyr::from_str(
+            r#"
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata:
+  name: deploy-kyverno
+spec:
+  clusterSelector:
+    matchLabels: {env: prod}
+  setRefs: [prod-set]
+  dependsOn: [base]
+  syncMode: DryRun
+  tier: 10
+  continueOnConflict: true
+  continueOnError: true
+  maxUpdate: 30%
+  stopMatchingBehavior: LeavePolicies
+  reloader: true
+  maxConsecutiveFailures: 4
+  templateResourceRefs:
+  - resource: {apiVersion: v1, kind: ConfigMap, name: "{{ .Cluster.metadata.name }}"}
+    identifier: Info
+    watchFields: [data.region]
+  policyRefs:
+  - kind: Secret
+    name: contour
+    namespace: default
+    deploymentType: Local
+  - kind: GitRepository
+    name: flux-system
+    namespace: flux-system
+    path: ./policies
+    tier: 5
+  helmCharts:
+  - repositoryURL: https://kyverno.github.io/kyverno/
+    repositoryName: kyverno
+    chartName: kyverno/kyverno
+    chartVersion: v3.3.3
+    releaseName: kyverno-latest
+    releaseNamespace: kyverno
+    options:
+      atomic: true
+      installOptions: {replace: false}
+  kustomizationRefs:
+  - kind: ConfigMap
+    name: kustomize
+    namespace: default
+  validateHealths:
+  - name: ready
+    featureID: Helm
+    group: apps
+    version: v1
+    kind: Deployment
+    script: |
+      function evaluate() return {healthy = true} end
+  preDeployChecks:
+  - {name: pre, featureID: Resources}
+  preDeleteChecks:
+  - {name: predel, featureID: Kustomize}
+  postDeleteChecks:
+  - {name: postdel, featureID: Helm}
+  patches:
+  - patch: |
+      - op: add
+        path: /metadata/labels/env
+        value: prod
+    target: {kind: Deployment}
+  patchesFrom:
+  - {kind: ConfigMap, name: patches, optional: true}
+  driftExclusions:
+  - paths: [/spec/replicas]
+  extraLabels: {team: platform}
+  extraAnnotations: {owner: ops}
+status:
+  matchingClusters:
+  - {apiVersion: lib.projectsveltos.io/v1beta1, kind: SveltosCluster, namespace: mgmt, name: mgmt}
+  updatingClusters:
+    hash: AQID
+    clusters:
+    - {kind: SveltosCluster, namespace: mgmt, name: mgmt}
+  updatedClusters:
+    clusters: []
+  failedClusters:
+  - clusterRef: {kind: SveltosCluster, namespace: mgmt, name: other}
+    failureMessage: "cannot create ClusterSummary"
+    lastFailureTime: "2024-05-01T10:00:00Z"
+  dependenciesHash: BAU=
+  reconciliationSuspended: true
+  suspensionReason: paused by annotation
+"#,
+        )
+        .unwrap();
+        let spec = &profile.spec;
+        assert_eq!(spec.sync_mode, SyncMode::DryRun);
+        assert_eq!(spec.tier, 10);
+        assert_eq!(spec.max_update, Some(IntOrString::String("30%".into())));
+        assert_eq!(
+            spec.stop_matching_behavior,
+            StopMatchingBehavior::LeavePolicies
+        );
+        assert_eq!(spec.max_consecutive_failures, Some(4));
+        assert_eq!(spec.policy_refs[0].deployment_type, DeploymentType::Local);
+        assert_eq!(spec.policy_refs[0].tier, 100);
+        assert_eq!(spec.policy_refs[1].tier, 5);
+        let chart = &spec.helm_charts[0];
+        assert_eq!(chart.helm_chart_action, HelmChartAction::Install);
+        let options = chart.options.as_ref().unwrap();
+        assert_eq!(options.install_options.replace, Some(false));
+        assert_eq!(options.install_options.create_namespace, Some(true));
+        assert_eq!(spec.kustomization_refs[0].tier, 100);
+        assert_eq!(spec.validate_healths[0].feature_id, FeatureId::Helm);
+        assert_eq!(spec.post_delete_checks[0].feature_id, FeatureId::Helm);
+        assert!(spec.patches_from[0].optional);
+        assert_eq!(spec.template_resource_refs[0].identifier, "Info");
+        let status = profile.status.as_ref().unwrap();
+        assert_eq!(status.matching_cluster_refs.len(), 1);
+        let updating = status.updating_clusters.as_ref().unwrap();
+        assert_eq!(updating.hash.as_ref().unwrap().0, [1, 2, 3]);
+        assert_eq!(
+            status.failed_clusters[0].failure_message,
+            "cannot create ClusterSummary"
+        );
+        assert_eq!(status.dependencies_hash.as_ref().unwrap().0, [4, 5]);
+        assert_eq!(
+            status.suspension_reason.as_deref(),
+            Some("paused by annotation")
+        );
+
+        let json = serde_json::to_value(&profile).unwrap();
+        assert_eq!(json["spec"]["maxUpdate"], "30%");
+        assert_eq!(json["status"]["matchingClusters"][0]["name"], "mgmt");
+        assert_eq!(json["status"]["dependenciesHash"], "BAU=");
+        let back: ClusterProfile = serde_json::from_value(json).unwrap();
+        assert_eq!(back, profile);
+    }
+
+    #[test]
+    fn crd_is_cluster_scoped_and_carries_defaults() {
+        let crd = ClusterProfile::crd();
+        assert_eq!(crd.spec.scope, "Cluster");
+        assert_eq!(crd.spec.group, "config.projectsveltos.io");
+        let schema = serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .open_api_v3_schema
+                .as_ref()
+                .unwrap(),
+        )
+        .unwrap();
+        let spec = &schema["properties"]["spec"]["properties"];
+        assert_eq!(spec["tier"]["default"], 100);
+        assert_eq!(spec["syncMode"]["default"], "Continuous");
+        assert_eq!(spec["stopMatchingBehavior"]["default"], "WithdrawPolicies");
+        assert_eq!(
+            spec["policyRefs"]["items"]["properties"]["tier"]["default"],
+            100
+        );
+        assert_eq!(
+            spec["templateResourceRefs"]["x-kubernetes-list-map-keys"][0],
+            "identifier"
+        );
     }
 }

@@ -37,6 +37,7 @@ pub struct ClusterSummarySpec {
     pub cluster_type: ClusterType,
     /// The profile's spec this summary deploys.
     #[serde(default)]
+    #[schemars(transform = super::addons::no_object_default)]
     pub cluster_profile_spec: ClusterProfileSpec,
 }
 
@@ -128,10 +129,10 @@ pub enum FeatureStatus {
     FailedNonRetriable,
     /// Being withdrawn.
     Removing,
-    /// Waiting for the agent to withdraw.
-    AgentRemoving,
     /// Withdrawn.
     Removed,
+    /// Being withdrawn by the agent (pull mode).
+    AgentRemoving,
 }
 
 /// Kinds a feature deployed.
@@ -146,16 +147,27 @@ pub struct FeatureDeploymentInfo {
     pub deployed_group_version_kind: Vec<String>,
 }
 
+/// Whether a ClusterSummary manages a Helm release or another one already does.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum HelmChartStatus {
+    /// This ClusterSummary manages the release.
+    Managing,
+    /// Another ClusterSummary manages the release.
+    Conflict,
+}
+
 /// A Helm release managed for a profile.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HelmChartSummary {
     /// Release name.
+    #[schemars(length(min = 1))]
     pub release_name: String,
     /// Release namespace.
+    #[schemars(length(min = 1))]
     pub release_namespace: String,
-    /// `Managing` or `Conflict`.
-    pub status: String,
+    /// Managed here or in conflict.
+    pub status: HelmChartStatus,
     /// Hash of the values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::bytes")]
@@ -211,6 +223,8 @@ pub fn cluster_summary_name(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::v1beta1::{HelmChart, SyncMode};
+    use kube::CustomResourceExt;
     use serde_json::json;
 
     #[test]
@@ -230,12 +244,139 @@ mod tests {
             Some(FeatureStatus::Provisioned)
         );
         assert_eq!(status.feature_summaries[0].hash.as_ref().unwrap().0, b"abc");
+        assert_eq!(summary.spec.cluster_profile_spec.tier, 100);
+        assert_eq!(summary.spec.cluster_profile_spec.policy_refs[0].tier, 100);
         let back: ClusterSummary =
             serde_json::from_value(serde_json::to_value(&summary).unwrap()).unwrap();
         assert_eq!(back, summary);
         assert_eq!(
             cluster_summary_name("p", "c1", ClusterType::Sveltos),
             "p-sveltos-c1"
+        );
+        assert_eq!(
+            cluster_summary_name("p", "c1", ClusterType::Capi),
+            "p-capi-c1"
+        );
+    }
+
+    #[test]
+    fn full_status_yaml_reads_and_round_trips() {
+        let summary: ClusterSummary = serde_saphyr::from_str(
+            r#"
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterSummary
+metadata:
+  name: deploy-kyverno-capi-workload
+  namespace: default
+spec:
+  clusterNamespace: default
+  clusterName: workload
+  clusterType: Capi
+  clusterProfileSpec:
+    syncMode: ContinuousWithDriftDetection
+    helmCharts:
+    - repositoryURL: https://kyverno.github.io/kyverno/
+      repositoryName: kyverno
+      chartName: kyverno/kyverno
+      chartVersion: v3.3.3
+      releaseName: kyverno-latest
+      releaseNamespace: kyverno
+status:
+  dependencies: no dependencies
+  featureSummaries:
+  - featureID: Helm
+    status: Failed
+    hash: AAEC
+    consecutiveFailures: 3
+    failureReason: InstallFailed
+    failureMessage: "chart not found"
+    lastAppliedTime: "2024-05-01T10:00:00Z"
+    resourceSummaryDeployed: true
+  - featureID: Kustomize
+    status: AgentRemoving
+  deployedGVKs:
+  - featureID: Helm
+    deployedGroupVersionKind: [Deployment.v1.apps]
+  helmReleaseSummaries:
+  - releaseName: kyverno-latest
+    releaseNamespace: kyverno
+    status: Conflict
+    conflictMessage: "owned by ClusterSummary default/other"
+    valuesHash: AQI=
+    repoURL: https://kyverno.github.io/kyverno/
+    chartVersion: v3.3.3
+    latestVersion: v3.4.0
+    credentialsSecretRef: {name: creds, namespace: default}
+    lastCheckedTime: "2024-05-01T11:00:00Z"
+    needsRedeploy: true
+  nextReconcileTime: "2024-05-01T10:05:00Z"
+  failureMessage: "cluster unreachable"
+  reconciliationSuspended: true
+  suspensionReason: paused
+"#,
+        )
+        .unwrap();
+        assert_eq!(summary.spec.cluster_type, ClusterType::Capi);
+        let spec = &summary.spec.cluster_profile_spec;
+        assert_eq!(spec.sync_mode, SyncMode::ContinuousWithDriftDetection);
+        let chart: &HelmChart = &spec.helm_charts[0];
+        assert_eq!(chart.release_name, "kyverno-latest");
+        let status = summary.status.as_ref().unwrap();
+        let helm = &status.feature_summaries[0];
+        assert_eq!(helm.feature_id, FeatureId::Helm);
+        assert_eq!(helm.status, Some(FeatureStatus::Failed));
+        assert_eq!(helm.consecutive_failures, 3);
+        assert_eq!(helm.hash.as_ref().unwrap().0, [0, 1, 2]);
+        assert_eq!(helm.resource_summary_deployed, Some(true));
+        assert_eq!(
+            status.feature_summaries[1].status,
+            Some(FeatureStatus::AgentRemoving)
+        );
+        let release = &status.helm_release_summaries[0];
+        assert_eq!(release.status, HelmChartStatus::Conflict);
+        assert_eq!(release.values_hash.as_ref().unwrap().0, [1, 2]);
+        assert!(release.needs_redeploy);
+        assert!(status.reconciliation_suspended);
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["status"]["deployedGVKs"][0]["featureID"], "Helm");
+        assert_eq!(
+            json["status"]["helmReleaseSummaries"][0]["repoURL"],
+            "https://kyverno.github.io/kyverno/"
+        );
+        assert_eq!(json["status"]["featureSummaries"][0]["hash"], "AAEC");
+        let back: ClusterSummary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, summary);
+    }
+
+    #[test]
+    fn feature_status_spelling() {
+        for (status, text) in [
+            (FeatureStatus::Provisioning, "Provisioning"),
+            (FeatureStatus::Provisioned, "Provisioned"),
+            (FeatureStatus::Failed, "Failed"),
+            (FeatureStatus::FailedNonRetriable, "FailedNonRetriable"),
+            (FeatureStatus::Removing, "Removing"),
+            (FeatureStatus::AgentRemoving, "AgentRemoving"),
+            (FeatureStatus::Removed, "Removed"),
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn crd_is_namespaced_with_sveltos_columns() {
+        let crd = ClusterSummary::crd();
+        assert_eq!(crd.spec.scope, "Namespaced");
+        assert_eq!(crd.spec.names.plural, "clustersummaries");
+        let columns: Vec<String> = crd.spec.versions[0]
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| c.name.clone())
+            .collect();
+        assert_eq!(
+            columns,
+            ["Age", "HelmCharts", "KustomizeRefs", "PolicyRefs"]
         );
     }
 }
