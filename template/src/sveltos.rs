@@ -1,0 +1,10 @@
+//! Sveltos' own template functions: libsveltos' encoders and the resource helpers of the
+//! event-manager (which take an object) and of the addon-controller (which take an identifier).
+
+use crate::funcs::FuncMap;
+
+/// libsveltos' extras (`toYaml`, `fromYaml`, `toJson`, ...) plus event-manager's
+/// object-taking `getResource`, `copy`, `getField`, `setField`, `removeField`, `chain*`.
+pub fn sveltos_event_funcs() -> FuncMap {
+    FuncMap::new()
+}
