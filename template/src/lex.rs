@@ -116,6 +116,16 @@ struct Lexer<'a> {
 
 const TRIM_MARKER: char = '-';
 
+/// What followed a left delimiter.
+enum Delim {
+    /// An action to lex.
+    Action,
+    /// A comment, already consumed.
+    Comment,
+    /// A lexing error was emitted.
+    Failed,
+}
+
 fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
 }
@@ -180,11 +190,14 @@ impl Lexer<'_> {
             if !self.lex_text() {
                 return;
             }
-            if !self.lex_left_delim() {
-                return;
-            }
-            if !self.lex_inside_action() {
-                return;
+            match self.lex_left_delim() {
+                Delim::Action => {
+                    if !self.lex_inside_action() {
+                        return;
+                    }
+                }
+                Delim::Comment => {}
+                Delim::Failed => return,
             }
         }
     }
@@ -253,13 +266,17 @@ impl Lexer<'_> {
     }
 
     /// The left delimiter, a trim marker, and a comment if one follows.
-    fn lex_left_delim(&mut self) -> bool {
+    fn lex_left_delim(&mut self) -> Delim {
         let trim = self.has_left_trim_marker(self.pos);
         let after_marker = self.pos + self.left.len() + if trim { 2 } else { 0 };
         if self.input[after_marker..].starts_with("/*") {
             self.advance_to(after_marker);
             self.ignore();
-            return self.lex_comment();
+            return if self.lex_comment() {
+                Delim::Comment
+            } else {
+                Delim::Failed
+            };
         }
         self.advance_to(self.pos + self.left.len());
         self.emit(Kind::LeftDelim);
@@ -268,7 +285,7 @@ impl Lexer<'_> {
             self.ignore();
         }
         self.paren_depth = 0;
-        true
+        Delim::Action
     }
 
     fn lex_comment(&mut self) -> bool {

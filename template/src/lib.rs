@@ -1,14 +1,23 @@
-//! Go text/template engine with Sprig and Sveltos functions.
+//! Go text/template engine with Sprig and Sveltos functions, bounded for untrusted input.
 //!
-//! Work in progress: the lexer, the value model and Go `fmt` printing are in place; the
-//! parser, executor and function maps are being written.
+//! Parse once with [`Template::parse`], execute many times (from any thread) with
+//! [`Template::execute`]. Data is a [`Value`]: JSON-shaped, with integers kept apart from
+//! floats so Go's typing rules hold.
 
+mod ast;
+pub mod builtins;
+pub mod conformance;
+mod exec;
 pub mod funcs;
 pub mod gofmt;
 pub mod lex;
+mod literal;
+mod parse;
 pub mod sprig;
 pub mod sveltos;
+mod template;
 pub mod value;
 
 pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};
+pub use template::{Error, Limits, MissingKey, Options, Template};
 pub use value::Value;

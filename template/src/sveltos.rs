@@ -8,3 +8,12 @@ use crate::funcs::FuncMap;
 pub fn sveltos_event_funcs() -> FuncMap {
     FuncMap::new()
 }
+
+/// The addon-controller's variants of the resource helpers, which take a
+/// TemplateResourceRef identifier looked up in `resources`.
+pub fn sveltos_addon_funcs(
+    resources: std::sync::Arc<std::collections::BTreeMap<String, crate::value::Value>>,
+) -> FuncMap {
+    let _ = resources;
+    FuncMap::new()
+}

@@ -1,0 +1,692 @@
+//! The executor: walks a parse tree over data with Go's evaluation rules, type checks and
+//! error messages, within the template's limits.
+
+use std::time::Instant;
+
+use crate::ast::{Arg, Branch, Command, List, Node, Number, Pipe, Tree};
+use crate::builtins::builtin_funcs;
+use crate::funcs::{Function, Param};
+use crate::gofmt::{self, quote};
+use crate::template::{Error, MissingKey, Template};
+use crate::value::Value;
+
+/// An evaluated value; `None` is Go's invalid `reflect.Value` (a missing key, nil data),
+/// `Some(Value::Null)` a nil interface found in a map or list.
+type Val = Option<Value>;
+
+/// Why a walk stopped early.
+enum Stop {
+    Break,
+    Continue,
+    Fail(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(error: Error) -> Self {
+        Stop::Fail(error)
+    }
+}
+
+type Walk = Result<(), Stop>;
+type Eval<T> = Result<T, Error>;
+
+/// The node errors are reported at (Go's `state.at`).
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Nothing,
+    Node(&'a Node, usize),
+    Pipe(&'a Pipe),
+    Command(&'a Command),
+    Arg(&'a Arg),
+}
+
+/// Runs `tree` of `template` on `dot`.
+pub fn execute(template: &Template, tree: &Tree, dot: Val) -> Result<String, Error> {
+    let mut state = State {
+        template,
+        tree,
+        out: String::new(),
+        vars: vec![("$", dot.clone())],
+        depth: 0,
+        at: At::Nothing,
+        steps: 0,
+        started: Instant::now(),
+    };
+    match state.walk_list(&dot, &tree.root) {
+        Ok(()) => Ok(state.out),
+        Err(Stop::Fail(error)) => Err(error),
+        Err(Stop::Break | Stop::Continue) => Ok(state.out),
+    }
+}
+
+struct State<'a> {
+    template: &'a Template,
+    tree: &'a Tree,
+    out: String,
+    vars: Vec<(&'a str, Val)>,
+    depth: usize,
+    at: At<'a>,
+    steps: u64,
+    started: Instant,
+}
+
+impl<'a> State<'a> {
+    fn error(&self, message: impl std::fmt::Display) -> Error {
+        let name = &self.tree.name;
+        let (pos, context) = match self.at {
+            At::Nothing => return Error::Exec(format!("template: {name}: {message}")),
+            At::Node(node, pos) => (pos, node.to_string()),
+            At::Pipe(pipe) => (pipe.pos, pipe.to_string()),
+            At::Command(cmd) => (cmd.pos, cmd.to_string()),
+            At::Arg(arg) => (arg.pos(), arg.to_string()),
+        };
+        let context = if context.chars().count() > 20 {
+            format!("{}...", context.chars().take(20).collect::<String>())
+        } else {
+            context
+        };
+        Error::Exec(format!(
+            "template: {}: executing {} at <{}>: {}",
+            self.tree.location(pos),
+            quote(name),
+            context,
+            message
+        ))
+    }
+
+    fn limit(&self, message: String) -> Error {
+        match self.error(message) {
+            Error::Exec(text) => Error::Limit(text),
+            other => other,
+        }
+    }
+
+    /// Counts one step against the step and time limits.
+    fn step(&mut self) -> Eval<()> {
+        self.steps += 1;
+        let limits = &self.template.options.limits;
+        if self.steps > limits.max_steps {
+            return Err(self.limit(format!(
+                "template exceeded {} evaluation steps",
+                limits.max_steps
+            )));
+        }
+        if self.steps.is_multiple_of(1024) && self.started.elapsed() > limits.timeout {
+            return Err(self.limit(format!("template ran longer than {:?}", limits.timeout)));
+        }
+        Ok(())
+    }
+
+    fn check_output(&self) -> Eval<()> {
+        let max = self.template.options.limits.max_output_bytes;
+        if self.out.len() > max {
+            return Err(self.limit(format!("template output exceeds {max} bytes")));
+        }
+        Ok(())
+    }
+
+    fn walk_list(&mut self, dot: &Val, list: &'a List) -> Walk {
+        for node in &list.nodes {
+            self.walk(dot, node)?;
+        }
+        Ok(())
+    }
+
+    fn walk(&mut self, dot: &Val, node: &'a Node) -> Walk {
+        self.step()?;
+        match node {
+            Node::Text(text) => {
+                self.out.push_str(text);
+                self.check_output()?;
+            }
+            Node::Action(pipe) => {
+                self.at = At::Node(node, pipe.pos);
+                let value = self.eval_pipeline(dot, pipe)?;
+                if pipe.decl.is_empty() {
+                    self.at = At::Node(node, pipe.pos);
+                    match &value {
+                        None => self.out.push_str("<no value>"),
+                        Some(value) => gofmt::write_v(&mut self.out, value),
+                    }
+                    self.check_output()?;
+                }
+            }
+            Node::If(branch) => self.walk_if_or_with(false, dot, branch)?,
+            Node::With(branch) => self.walk_if_or_with(true, dot, branch)?,
+            Node::Range(branch) => self.walk_range(dot, node, branch)?,
+            Node::Template { pos, name, pipe } => {
+                self.walk_template(dot, node, *pos, name, pipe)?
+            }
+            Node::Break => return Err(Stop::Break),
+            Node::Continue => return Err(Stop::Continue),
+        }
+        Ok(())
+    }
+
+    fn walk_if_or_with(&mut self, is_with: bool, dot: &Val, branch: &'a Branch) -> Walk {
+        let mark = self.vars.len();
+        let value = self.eval_pipeline(dot, &branch.pipe)?;
+        let truth = value.as_ref().is_some_and(Value::is_true);
+        let result = if truth {
+            if is_with {
+                self.walk_list(&value, &branch.list)
+            } else {
+                self.walk_list(dot, &branch.list)
+            }
+        } else if let Some(else_list) = &branch.else_list {
+            self.walk_list(dot, else_list)
+        } else {
+            Ok(())
+        };
+        self.vars.truncate(mark);
+        result
+    }
+
+    fn walk_range(&mut self, dot: &Val, node: &'a Node, branch: &'a Branch) -> Walk {
+        self.at = At::Node(node, branch.pipe.pos);
+        let mark = self.vars.len();
+        let value = self.eval_pipeline(dot, &branch.pipe)?;
+        let body_mark = self.vars.len();
+        let mut ran = false;
+        match &value {
+            Some(Value::List(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    ran = true;
+                    if !self.range_iteration(
+                        branch,
+                        body_mark,
+                        Value::Int(i as i64),
+                        item.clone(),
+                    )? {
+                        break;
+                    }
+                }
+            }
+            Some(Value::Map(map)) => {
+                for (key, item) in map.iter() {
+                    ran = true;
+                    if !self.range_iteration(
+                        branch,
+                        body_mark,
+                        Value::string(key.as_str()),
+                        item.clone(),
+                    )? {
+                        break;
+                    }
+                }
+            }
+            Some(count @ (Value::Int(n) | Value::Int64(n)))
+                if self.template.options.range_over_int =>
+            {
+                if branch.pipe.decl.len() > 1 {
+                    self.at = At::Node(node, branch.pipe.pos);
+                    return Err(self
+                        .error(format!(
+                            "can't use {} to iterate over more than one variable",
+                            gofmt::to_v(count)
+                        ))
+                        .into());
+                }
+                for i in 0..*n {
+                    ran = true;
+                    let index = match count {
+                        Value::Int(_) => Value::Int(i),
+                        _ => Value::Int64(i),
+                    };
+                    if !self.range_iteration(branch, body_mark, index.clone(), index)? {
+                        break;
+                    }
+                }
+            }
+            None | Some(Value::Null) => {}
+            Some(other) => {
+                self.at = At::Node(node, branch.pipe.pos);
+                return Err(self
+                    .error(format!("range can't iterate over {}", gofmt::to_v(other)))
+                    .into());
+            }
+        }
+        if !ran && let Some(else_list) = &branch.else_list {
+            self.walk_list(dot, else_list)?;
+        }
+        self.vars.truncate(mark);
+        Ok(())
+    }
+
+    /// One iteration of a range body; false after `{{break}}`.
+    fn range_iteration(
+        &mut self,
+        branch: &'a Branch,
+        body_mark: usize,
+        index: Value,
+        elem: Value,
+    ) -> Result<bool, Stop> {
+        self.step()?;
+        let pipe = &branch.pipe;
+        if !pipe.decl.is_empty() {
+            if pipe.is_assign {
+                let first = if pipe.decl.len() > 1 {
+                    index.clone()
+                } else {
+                    elem.clone()
+                };
+                self.set_var(&pipe.decl[0], Some(first))?;
+            } else {
+                self.set_top_var(1, Some(elem.clone()));
+            }
+        }
+        if pipe.decl.len() > 1 {
+            if pipe.is_assign {
+                self.set_var(&pipe.decl[1], Some(elem.clone()))?;
+            } else {
+                self.set_top_var(2, Some(index));
+            }
+        }
+        let result = self.walk_list(&Some(elem), &branch.list);
+        self.vars.truncate(body_mark);
+        match result {
+            Ok(()) | Err(Stop::Continue) => Ok(true),
+            Err(Stop::Break) => Ok(false),
+            Err(fail) => Err(fail),
+        }
+    }
+
+    fn walk_template(
+        &mut self,
+        dot: &Val,
+        node: &'a Node,
+        pos: usize,
+        name: &str,
+        pipe: &'a Option<Pipe>,
+    ) -> Walk {
+        self.at = At::Node(node, pos);
+        let template = self.template;
+        let Some(tree) = template.trees.get(name) else {
+            return Err(self
+                .error(format!("template {} not defined", quote(name)))
+                .into());
+        };
+        let max = template.options.limits.max_call_depth;
+        if self.depth >= max {
+            return Err(self
+                .limit(format!("exceeded maximum template depth ({max})"))
+                .into());
+        }
+        let new_dot = match pipe {
+            Some(pipe) => self.eval_pipeline(dot, pipe)?,
+            None => None,
+        };
+        let vars = std::mem::replace(&mut self.vars, vec![("$", new_dot.clone())]);
+        let caller = std::mem::replace(&mut self.tree, tree);
+        self.depth += 1;
+        let result = self.walk_list(&new_dot, &tree.root);
+        self.depth -= 1;
+        self.tree = caller;
+        self.vars = vars;
+        match result {
+            Err(Stop::Fail(error)) => Err(Stop::Fail(error)),
+            _ => Ok(()),
+        }
+    }
+
+    fn set_var(&mut self, name: &str, value: Val) -> Eval<()> {
+        match self.vars.iter_mut().rev().find(|(n, _)| *n == name) {
+            Some(slot) => {
+                slot.1 = value;
+                Ok(())
+            }
+            None => Err(self.error(format!("undefined variable: {name}"))),
+        }
+    }
+
+    fn set_top_var(&mut self, n: usize, value: Val) {
+        let len = self.vars.len();
+        if let Some(slot) = self.vars.get_mut(len.wrapping_sub(n)) {
+            slot.1 = value;
+        }
+    }
+
+    fn var_value(&self, name: &str) -> Eval<Val> {
+        match self.vars.iter().rev().find(|(n, _)| *n == name) {
+            Some((_, value)) => Ok(value.clone()),
+            None => Err(self.error(format!("undefined variable: {name}"))),
+        }
+    }
+
+    fn eval_pipeline(&mut self, dot: &Val, pipe: &'a Pipe) -> Eval<Val> {
+        self.at = At::Pipe(pipe);
+        let mut value: Option<Val> = None;
+        for cmd in &pipe.cmds {
+            let result = self.eval_command(dot, cmd, value)?;
+            // Go digs into interface{} values: a nil interface becomes an invalid value.
+            value = Some(match result {
+                Some(Value::Null) => None,
+                other => other,
+            });
+        }
+        let value = value.flatten();
+        for name in &pipe.decl {
+            if pipe.is_assign {
+                self.set_var(name, value.clone())?;
+            } else {
+                self.vars.push((name.as_str(), value.clone()));
+            }
+        }
+        Ok(value)
+    }
+
+    fn eval_command(&mut self, dot: &Val, cmd: &'a Command, last: Option<Val>) -> Eval<Val> {
+        self.step()?;
+        let first = &cmd.args[0];
+        match first {
+            Arg::Field(_, idents) => {
+                self.at = At::Arg(first);
+                self.eval_field_chain(dot.clone(), idents, &cmd.args, last)
+            }
+            Arg::Chain(_, node, fields) => {
+                self.eval_chain(dot, first, node, fields, &cmd.args, last)
+            }
+            Arg::Identifier(_, name) => {
+                self.eval_function(dot, first, name, At::Command(cmd), &cmd.args[1..], last)
+            }
+            Arg::Pipe(pipe) => {
+                self.not_a_function(&cmd.args, &last)?;
+                self.eval_pipeline(dot, pipe)
+            }
+            Arg::Variable(_, idents) => self.eval_variable(first, idents, &cmd.args, last),
+            _ => {
+                self.at = At::Arg(first);
+                self.not_a_function(&cmd.args, &last)?;
+                match first {
+                    Arg::Bool(_, b) => Ok(Some(Value::Bool(*b))),
+                    Arg::Dot(_) => Ok(dot.clone()),
+                    Arg::Nil(_) => Err(self.error("nil is not a command")),
+                    Arg::Number(_, n) => self.ideal_constant(n).map(Some),
+                    Arg::String(_, _, text) => Ok(Some(Value::string(text.as_ref()))),
+                    _ => Err(self.error(format!(
+                        "can't evaluate command {}",
+                        quote(&first.to_string())
+                    ))),
+                }
+            }
+        }
+    }
+
+    fn not_a_function(&self, args: &[Arg], last: &Option<Val>) -> Eval<()> {
+        if args.len() > 1 || last.is_some() {
+            return Err(self.error(format!("can't give argument to non-function {}", args[0])));
+        }
+        Ok(())
+    }
+
+    fn eval_variable(
+        &mut self,
+        node: &'a Arg,
+        idents: &'a [String],
+        args: &'a [Arg],
+        last: Option<Val>,
+    ) -> Eval<Val> {
+        self.at = At::Arg(node);
+        let value = self.var_value(&idents[0])?;
+        if idents.len() == 1 {
+            self.not_a_function(args, &last)?;
+            return Ok(value);
+        }
+        self.eval_field_chain(value, &idents[1..], args, last)
+    }
+
+    fn eval_chain(
+        &mut self,
+        dot: &Val,
+        chain: &'a Arg,
+        node: &'a Arg,
+        fields: &'a [String],
+        args: &'a [Arg],
+        last: Option<Val>,
+    ) -> Eval<Val> {
+        self.at = At::Arg(chain);
+        if matches!(node, Arg::Nil(_)) {
+            return Err(self.error(format!("indirection through explicit nil in {chain}")));
+        }
+        let receiver = self.eval_node(dot, node)?;
+        self.at = At::Arg(chain);
+        self.eval_field_chain(receiver, fields, args, last)
+    }
+
+    /// Evaluates a non-literal operand to its value.
+    fn eval_node(&mut self, dot: &Val, node: &'a Arg) -> Eval<Val> {
+        self.at = At::Arg(node);
+        match node {
+            Arg::Dot(_) => Ok(dot.clone()),
+            Arg::Field(_, idents) => self.eval_field_chain(dot.clone(), idents, &[], None),
+            Arg::Variable(_, idents) => self.eval_variable(node, idents, &[], None),
+            Arg::Pipe(pipe) => self.eval_pipeline(dot, pipe),
+            Arg::Identifier(_, name) => {
+                self.eval_function(dot, node, name, At::Arg(node), &[], None)
+            }
+            Arg::Chain(_, inner, fields) => self.eval_chain(dot, node, inner, fields, &[], None),
+            Arg::Bool(_, b) => Ok(Some(Value::Bool(*b))),
+            Arg::Number(_, n) => self.ideal_constant(n).map(Some),
+            Arg::String(_, _, text) => Ok(Some(Value::string(text.as_ref()))),
+            Arg::Nil(_) => Ok(None),
+        }
+    }
+
+    fn eval_field_chain(
+        &mut self,
+        mut receiver: Val,
+        idents: &[String],
+        args: &[Arg],
+        last: Option<Val>,
+    ) -> Eval<Val> {
+        let n = idents.len();
+        for ident in &idents[..n - 1] {
+            receiver = self.eval_field(ident, false, receiver)?;
+        }
+        let has_args = args.len() > 1 || last.is_some();
+        self.eval_field(&idents[n - 1], has_args, receiver)
+    }
+
+    fn eval_field(&mut self, name: &str, has_args: bool, receiver: Val) -> Eval<Val> {
+        let missing_key = self.template.options.missing_key;
+        let Some(receiver) = receiver else {
+            if missing_key == MissingKey::Error {
+                return Err(self.error(format!("nil data; no entry for key {}", quote(name))));
+            }
+            return Ok(None);
+        };
+        match &receiver {
+            Value::Map(map) => {
+                if has_args {
+                    return Err(self.error(format!("{name} is not a method but has arguments")));
+                }
+                match map.get(name) {
+                    Some(value) => Ok(Some(value.clone())),
+                    None => match missing_key {
+                        MissingKey::Default => Ok(None),
+                        MissingKey::Zero => Ok(Some(Value::Null)),
+                        MissingKey::Error => {
+                            Err(self.error(format!("map has no entry for key {}", quote(name))))
+                        }
+                    },
+                }
+            }
+            Value::Null => Err(self.error(format!("nil pointer evaluating interface {{}}.{name}"))),
+            other => Err(self.error(format!(
+                "can't evaluate field {name} in type {}",
+                other.type_name()
+            ))),
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<(&'a Function, bool)> {
+        let template: &'a Template = self.template;
+        if let Some(function) = template.funcs.get(name) {
+            return Some((function, false));
+        }
+        builtin_funcs().get(name).map(|f| (f, true))
+    }
+
+    fn eval_function(
+        &mut self,
+        dot: &Val,
+        ident: &'a Arg,
+        name: &str,
+        call_site: At<'a>,
+        args: &'a [Arg],
+        last: Option<Val>,
+    ) -> Eval<Val> {
+        self.at = At::Arg(ident);
+        let Some((function, is_builtin)) = self.lookup(name) else {
+            return Err(self.error(format!("{} is not a defined function", quote(name))));
+        };
+        let num_in = args.len() + usize::from(last.is_some());
+        let num_fixed = function.params.len();
+        if function.variadic.is_some() {
+            if num_in < num_fixed {
+                return Err(self.error(format!(
+                    "wrong number of args for {name}: want at least {num_fixed} got {}",
+                    args.len()
+                )));
+            }
+        } else if num_in != num_fixed {
+            return Err(self.error(format!(
+                "wrong number of args for {name}: want {num_fixed} got {num_in}"
+            )));
+        }
+        if is_builtin && (name == "and" || name == "or") {
+            return self.eval_and_or(dot, name == "or", args, last);
+        }
+        let mut argv = Vec::with_capacity(num_in);
+        for (i, arg) in args.iter().enumerate() {
+            let param = function.param(i).unwrap_or(Param::Any);
+            argv.push(self.eval_arg(dot, param, arg)?);
+        }
+        if let Some(last) = last {
+            let param = function.param(num_in - 1).unwrap_or(Param::Any);
+            argv.push(self.validate(last, param)?);
+        }
+        match (function.body)(&argv) {
+            Ok(value) => Ok(Some(value)),
+            Err(error) => {
+                self.at = call_site;
+                Err(self.error(format!("error calling {name}: {error}")))
+            }
+        }
+    }
+
+    fn eval_and_or(
+        &mut self,
+        dot: &Val,
+        is_or: bool,
+        args: &'a [Arg],
+        last: Option<Val>,
+    ) -> Eval<Val> {
+        let mut value = None;
+        for arg in args {
+            value = self.eval_node(dot, arg)?;
+            if value.as_ref().is_some_and(Value::is_true) == is_or {
+                return Ok(value);
+            }
+        }
+        if let Some(last) = last {
+            value = last;
+        }
+        Ok(value)
+    }
+
+    fn eval_arg(&mut self, dot: &Val, param: Param, arg: &'a Arg) -> Eval<Value> {
+        self.at = At::Arg(arg);
+        match arg {
+            Arg::Dot(_)
+            | Arg::Field(..)
+            | Arg::Variable(..)
+            | Arg::Pipe(_)
+            | Arg::Identifier(..)
+            | Arg::Chain(..) => {
+                let value = self.eval_node(dot, arg)?;
+                self.at = At::Arg(arg);
+                self.validate(value, param)
+            }
+            Arg::Nil(_) => {
+                if param.can_be_nil() {
+                    Ok(param.zero())
+                } else {
+                    Err(self.error(format!("cannot assign nil to {}", param.go_name())))
+                }
+            }
+            Arg::Bool(_, b) => match param {
+                Param::Bool | Param::Any => Ok(Value::Bool(*b)),
+                _ => Err(self.literal_mismatch(param, arg)),
+            },
+            Arg::Number(_, n) => match param {
+                Param::Int if n.is_int => Ok(Value::Int(n.int)),
+                Param::Int64 if n.is_int => Ok(Value::Int64(n.int)),
+                Param::Float if n.is_float => Ok(Value::Float(n.float)),
+                Param::Any => self.ideal_constant(n),
+                _ => Err(self.literal_mismatch(param, arg)),
+            },
+            Arg::String(_, _, text) => match param {
+                Param::String | Param::Any => Ok(Value::string(text.as_ref())),
+                _ => Err(self.literal_mismatch(param, arg)),
+            },
+        }
+    }
+
+    fn literal_mismatch(&self, param: Param, arg: &Arg) -> Error {
+        let expected = match param {
+            Param::Bool => "bool",
+            Param::Int | Param::Int64 => "integer",
+            Param::Float => "float",
+            Param::String => "string",
+            Param::List | Param::Map | Param::Any => {
+                return self.error(format!(
+                    "can't handle {arg} for arg of type {}",
+                    param.go_name()
+                ));
+            }
+        };
+        self.error(format!("expected {expected}; found {arg}"))
+    }
+
+    /// Go's `validateType`: checks a computed value against a parameter type.
+    fn validate(&self, value: Val, param: Param) -> Eval<Value> {
+        match value {
+            None if param.can_be_nil() => Ok(param.zero()),
+            None => Err(self.error(format!("invalid value; expected {}", param.go_name()))),
+            Some(value) if param.accepts(&value) => Ok(value),
+            Some(value) => {
+                let got = match value {
+                    Value::Null => "interface {}",
+                    ref other => other.type_name(),
+                };
+                Err(self.error(format!(
+                    "wrong type for value; expected {}; got {got}",
+                    param.go_name()
+                )))
+            }
+        }
+    }
+
+    fn ideal_constant(&self, n: &Number) -> Eval<Value> {
+        let text = n.text.as_str();
+        let is_hex_int = text.len() > 2
+            && text.starts_with('0')
+            && matches!(text.as_bytes()[1], b'x' | b'X')
+            && !text.contains(['p', 'P']);
+        let is_rune = text.starts_with('\'');
+        if n.is_complex {
+            return Err(self.error(format!("complex constant {text} is not supported")));
+        }
+        if n.is_float && !is_hex_int && !is_rune && text.contains(['.', 'e', 'E', 'p', 'P']) {
+            return Ok(Value::Float(n.float));
+        }
+        if n.is_int {
+            return Ok(Value::Int(n.int));
+        }
+        if n.is_uint {
+            return Err(self.error(format!("{text} overflows int")));
+        }
+        Ok(Value::Null)
+    }
+}
