@@ -16,6 +16,11 @@ struct Cli {
 enum Command {
     /// Run an in-process Kubernetes API server: a management cluster and N managed clusters.
     Sandbox(sandbox::Args),
+    /// Evaluate an EventSource (selectors and Lua) over resource files, offline.
+    ///
+    /// Example: `kubectl sveltos-events eval -f eventsource.yaml services.yaml`.
+    /// Exit code 0 when evaluation ran, 1 when a script failed, 2 on bad input.
+    Eval(agent::cli::EvalArgs),
 }
 
 #[tokio::main]
@@ -30,5 +35,9 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Sandbox(args) => sandbox::run(args).await,
+        Command::Eval(args) => {
+            let code = agent::cli::run(&args, &mut std::io::stdout().lock());
+            std::process::exit(i32::from(code));
+        }
     }
 }
