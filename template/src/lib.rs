@@ -6,6 +6,7 @@
 
 mod ast;
 pub mod builtins;
+pub mod cache;
 pub mod conformance;
 mod exec;
 pub mod funcs;
@@ -18,6 +19,7 @@ pub mod sveltos;
 mod template;
 pub mod value;
 
+pub use cache::TemplateCache;
 pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 pub use template::{Error, Limits, MissingKey, Options, Template};
 pub use value::Value;

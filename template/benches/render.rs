@@ -1,0 +1,188 @@
+//! Render benchmark on the seeds' NetworkPolicy and Ingress templates with the inputs of
+//! shared/tools/go-baseline (`go-baseline -dump`), printing ns per render cold (parse +
+//! execute) and cached (execute only), in go-baseline's `name_ns_per_op=` format.
+//!
+//! Run: `cargo bench -p sveltos-events-template --bench render [-- MIN_SECONDS]`
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sveltos_events_template::sprig::sprig_funcs;
+use sveltos_events_template::sveltos::sveltos_event_funcs;
+use sveltos_events_template::{FuncMap, MissingKey, Options, Template, Value};
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data")
+}
+
+fn read(name: &str) -> Result<String, String> {
+    std::fs::read_to_string(data_dir().join(name)).map_err(|e| format!("reading {name}: {e}"))
+}
+
+fn json(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .map(Value::from)
+        .map_err(|e| e.to_string())
+}
+
+fn jsonl(name: &str) -> Result<Vec<Value>, String> {
+    read(name)?.lines().map(json).collect()
+}
+
+/// `objectRef` of go-baseline: the event-manager's reference to a matching resource.
+fn reference(object: &Value) -> Value {
+    let field = |path: &[&str]| {
+        let mut current = object;
+        for key in path {
+            current = match current {
+                Value::Map(map) => map.get(*key).unwrap_or(&Value::Null),
+                _ => &Value::Null,
+            };
+        }
+        current.clone()
+    };
+    Value::map(BTreeMap::from([
+        ("Kind".to_string(), field(&["kind"])),
+        ("Namespace".to_string(), field(&["metadata", "namespace"])),
+        ("Name".to_string(), field(&["metadata", "name"])),
+        ("UID".to_string(), field(&["metadata", "uid"])),
+        ("APIVersion".to_string(), field(&["apiVersion"])),
+        (
+            "ResourceVersion".to_string(),
+            field(&["metadata", "resourceVersion"]),
+        ),
+        ("FieldPath".to_string(), Value::string("")),
+    ]))
+}
+
+/// Runs `f` repeatedly for at least `min` and returns ns per call.
+fn measure(min: Duration, mut f: impl FnMut(usize) -> Result<(), String>) -> Result<f64, String> {
+    let start = Instant::now();
+    let mut calls = 0usize;
+    while start.elapsed() < min || calls < 100 {
+        f(calls)?;
+        calls += 1;
+    }
+    Ok(start.elapsed().as_nanos() as f64 / calls as f64)
+}
+
+fn run() -> Result<(), String> {
+    let min = Duration::from_secs_f64(
+        std::env::args()
+            .skip(1)
+            .find(|a| !a.starts_with('-'))
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(1.0),
+    );
+    let mut funcs = FuncMap::new();
+    funcs.extend(&sprig_funcs());
+    funcs.extend(&sveltos_event_funcs());
+    let funcs = Arc::new(funcs);
+    // Sveltos renders event templates with missingkey=error.
+    let options = Options {
+        missing_key: MissingKey::Error,
+        ..Options::default()
+    };
+    let cluster = json(&read("cluster.json")?)?;
+    let services = jsonl("services.jsonl")?;
+    let one: Vec<Value> = services
+        .iter()
+        .map(|service| {
+            Value::map(BTreeMap::from([
+                ("MatchingResource".to_string(), reference(service)),
+                ("Resource".to_string(), service.clone()),
+                ("CloudEvent".to_string(), Value::Null),
+                ("Cluster".to_string(), cluster.clone()),
+            ]))
+        })
+        .collect();
+    let ingress_services = jsonl("ingress-services.jsonl")?;
+    let all = Value::map(BTreeMap::from([
+        (
+            "MatchingResources".to_string(),
+            Value::list(ingress_services.iter().map(reference).collect()),
+        ),
+        (
+            "Resources".to_string(),
+            Value::list(ingress_services.clone()),
+        ),
+        ("CloudEvents".to_string(), Value::Null),
+        ("Cluster".to_string(), cluster.clone()),
+    ]));
+
+    let netpol = read("networkpolicy.tmpl")?;
+    let ingress = read("ingress.tmpl")?;
+    let parse = |name: &str, text: &str| {
+        Template::parse(name, text, Arc::clone(&funcs), options.clone()).map_err(|e| e.to_string())
+    };
+
+    // Correctness first: the same bytes as Go.
+    let netpol_cached = parse("netpol", &netpol)?;
+    let first = netpol_cached.execute(&one[0]).map_err(|e| e.to_string())?;
+    let ingress_cached = parse("ingress", &ingress)?;
+    let ingress_out = ingress_cached.execute(&all).map_err(|e| e.to_string())?;
+    let netpol_ok = first == read("expected_networkpolicy_0.yaml")?;
+    let ingress_ok = ingress_out == read("expected_ingress.yaml")?;
+    println!("netpol_output_matches_go={netpol_ok}");
+    println!("ingress_output_matches_go={ingress_ok}");
+
+    let n = one.len();
+    let results = [
+        (
+            "tmpl_cold_netpol",
+            measure(min, |i| {
+                let t = parse("netpol", &netpol)?;
+                black_box(t.execute(&one[i % n]).map_err(|e| e.to_string())?);
+                Ok(())
+            })?,
+        ),
+        (
+            "tmpl_cached_netpol",
+            measure(min, |i| {
+                black_box(
+                    netpol_cached
+                        .execute(&one[i % n])
+                        .map_err(|e| e.to_string())?,
+                );
+                Ok(())
+            })?,
+        ),
+        (
+            "tmpl_cold_ingress",
+            measure(min, |_| {
+                let t = parse("ingress", &ingress)?;
+                black_box(t.execute(&all).map_err(|e| e.to_string())?);
+                Ok(())
+            })?,
+        ),
+        (
+            "tmpl_cached_ingress",
+            measure(min, |_| {
+                black_box(ingress_cached.execute(&all).map_err(|e| e.to_string())?);
+                Ok(())
+            })?,
+        ),
+    ];
+    for (name, ns) in results {
+        println!("{name}_ns_per_op={ns:.1}");
+    }
+    if netpol_ok && ingress_ok {
+        Ok(())
+    } else {
+        Err("rendered output differs from Go's".to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("render benchmark failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
