@@ -5,9 +5,12 @@
 //! server; the reconcilers that read and write the cluster are thin layers on top.
 
 pub mod clusters;
+pub mod engine;
 pub mod event_data;
 pub mod identity;
 pub mod instantiate;
+pub mod manager;
+pub mod plan;
 pub mod profiles;
 pub mod render;
 #[cfg(test)]

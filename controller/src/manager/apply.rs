@@ -1,0 +1,232 @@
+//! The "apply" step: make the management cluster hold exactly a trigger's planned objects.
+//! Writes only what differs from the cache (server-side apply, Sveltos' field manager), deletes
+//! stale ClusterProfiles first and stale ConfigMaps/Secrets once those are gone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use api::labels::{
+    CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE, SVELTOS_NAMESPACE,
+};
+use api::v1beta1::ClusterProfile;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::{Api, Client};
+
+use crate::identity::ClusterRef;
+use crate::instantiate::Generated;
+use crate::manager::caches::{Caches, generated_by};
+use crate::plan::Plan;
+
+/// Field manager of every write, as Sveltos' event-manager.
+pub const FIELD_MANAGER: &str = "application/apply-patch";
+
+/// What a pass did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Objects created or updated.
+    pub written: usize,
+    /// Objects deleted.
+    pub deleted: usize,
+    /// Stale ClusterProfiles still terminating: ConfigMaps/Secrets wait for a later pass.
+    pub waiting: bool,
+}
+
+/// Whether an existing object belongs to a cluster whose pass failed (kept untouched).
+fn of_failed_cluster(labels: Option<&BTreeMap<String, String>>, plan: &Plan) -> bool {
+    let Some(labels) = labels else { return false };
+    let namespace = labels.get(CLUSTER_NAMESPACE_LABEL);
+    let name = labels.get(CLUSTER_NAME_LABEL);
+    plan.failures
+        .keys()
+        .any(|c: &ClusterRef| Some(&c.namespace) == namespace && Some(&c.name) == name)
+}
+
+fn labels_hold(
+    existing: Option<&BTreeMap<String, String>>,
+    wanted: &BTreeMap<String, String>,
+) -> bool {
+    let existing = existing.cloned().unwrap_or_default();
+    wanted.iter().all(|(k, v)| existing.get(k) == Some(v))
+}
+
+/// Applies `plan` for `trigger`.
+pub async fn apply(
+    client: &Client,
+    caches: &Caches,
+    trigger: &str,
+    plan: &Plan,
+) -> kube::Result<Applied> {
+    let mut applied = Applied::default();
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+
+    // ClusterProfiles.
+    let profiles: Api<ClusterProfile> = Api::all(client.clone());
+    let mut wanted_profiles = BTreeSet::new();
+    for profile in &plan.desired.profiles {
+        let name = profile.metadata.name.clone().unwrap_or_default();
+        wanted_profiles.insert(name.clone());
+        let current = caches
+            .profiles
+            .state()
+            .into_iter()
+            .find(|p| p.metadata.name.as_deref() == Some(&name));
+        let same = current.is_some_and(|c| {
+            c.spec == profile.spec
+                && labels_hold(
+                    c.metadata.labels.as_ref(),
+                    profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
+                )
+        });
+        if !same {
+            profiles
+                .patch(&name, &params, &Patch::Apply(profile))
+                .await?;
+            applied.written += 1;
+        }
+    }
+    let mut stale_profiles = Vec::new();
+    for existing in caches.profiles.state() {
+        let labels = existing.metadata.labels.as_ref();
+        let name = existing.metadata.name.clone().unwrap_or_default();
+        if generated_by(labels, trigger)
+            && !wanted_profiles.contains(&name)
+            && !of_failed_cluster(labels, plan)
+        {
+            stale_profiles.push(name);
+        }
+    }
+    for name in &stale_profiles {
+        match profiles.delete(name, &DeleteParams::background()).await {
+            Ok(either) => {
+                applied.deleted += 1;
+                if either.is_left() {
+                    // Still there (finalizers): generated objects wait for a later pass.
+                    applied.waiting = true;
+                }
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error),
+        }
+    }
+
+    // Generated ConfigMaps and Secrets.
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let mut wanted = BTreeSet::new();
+    for generated in &plan.desired.generated {
+        wanted.insert((generated.kind.clone(), generated.name.clone()));
+        if generated.kind == "Secret" {
+            let current = caches
+                .secrets
+                .state()
+                .into_iter()
+                .find(|s| is(&s.metadata, &generated.name));
+            let object = secret(generated);
+            let same = current.is_some_and(|c| {
+                c.data == object.data
+                    && c.type_ == object.type_
+                    && meta_holds(&c.metadata, generated)
+            });
+            if !same {
+                secrets
+                    .patch(&generated.name, &params, &Patch::Apply(&object))
+                    .await?;
+                applied.written += 1;
+            }
+        } else {
+            let current = caches
+                .config_maps
+                .state()
+                .into_iter()
+                .find(|c| is(&c.metadata, &generated.name));
+            let object = config_map(generated);
+            let same = current
+                .is_some_and(|c| c.data == object.data && meta_holds(&c.metadata, generated));
+            if !same {
+                config_maps
+                    .patch(&generated.name, &params, &Patch::Apply(&object))
+                    .await?;
+                applied.written += 1;
+            }
+        }
+    }
+    if applied.waiting {
+        return Ok(applied);
+    }
+    let stale = |metadata: &ObjectMeta, kind: &str| {
+        metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE)
+            && generated_by(metadata.labels.as_ref(), trigger)
+            && !wanted.contains(&(kind.to_string(), metadata.name.clone().unwrap_or_default()))
+            && !of_failed_cluster(metadata.labels.as_ref(), plan)
+    };
+    for existing in caches.config_maps.state() {
+        if stale(&existing.metadata, "ConfigMap") {
+            applied.deleted += delete(&config_maps, &existing.metadata).await?;
+        }
+    }
+    for existing in caches.secrets.state() {
+        if stale(&existing.metadata, "Secret") {
+            applied.deleted += delete(&secrets, &existing.metadata).await?;
+        }
+    }
+    Ok(applied)
+}
+
+async fn delete<K>(api: &Api<K>, metadata: &ObjectMeta) -> kube::Result<usize>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let name = metadata.name.clone().unwrap_or_default();
+    match api.delete(&name, &DeleteParams::background()).await {
+        Ok(_) => Ok(1),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(0),
+        Err(error) => Err(error),
+    }
+}
+
+fn is(metadata: &ObjectMeta, name: &str) -> bool {
+    metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE)
+        && metadata.name.as_deref() == Some(name)
+}
+
+fn meta_holds(metadata: &ObjectMeta, generated: &Generated) -> bool {
+    labels_hold(metadata.labels.as_ref(), &generated.labels)
+        && labels_hold(metadata.annotations.as_ref(), &generated.annotations)
+}
+
+fn metadata(generated: &Generated) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(generated.name.clone()),
+        namespace: Some(SVELTOS_NAMESPACE.to_string()),
+        labels: Some(generated.labels.clone()),
+        annotations: (!generated.annotations.is_empty()).then(|| generated.annotations.clone()),
+        ..Default::default()
+    }
+}
+
+/// The ConfigMap for a generated object.
+pub fn config_map(generated: &Generated) -> ConfigMap {
+    ConfigMap {
+        metadata: metadata(generated),
+        data: Some(generated.data.clone()),
+        ..Default::default()
+    }
+}
+
+/// The Secret (Sveltos' ClusterProfile type) for a generated object.
+pub fn secret(generated: &Generated) -> Secret {
+    Secret {
+        metadata: metadata(generated),
+        type_: Some(CLUSTER_PROFILE_SECRET_TYPE.to_string()),
+        data: Some(
+            generated
+                .data
+                .iter()
+                .map(|(k, v)| (k.clone(), ByteString(v.clone().into_bytes())))
+                .collect(),
+        ),
+        ..Default::default()
+    }
+}

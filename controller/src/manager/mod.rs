@@ -1,0 +1,492 @@
+//! The running manager: watches keep the caches current, every change marks the triggers it
+//! can affect, and a worker plans and applies each marked trigger. Nothing polls: work is
+//! discovered only through watch events (failed passes are retried with a backoff).
+
+pub mod apply;
+pub mod caches;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use api::labels::{EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL};
+use api::v1beta1::{
+    ClusterInfo, ClusterProfile, ClusterType, EventReport, EventSource, EventTrigger,
+    EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
+};
+use futures_util::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ObjectReference, Secret};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::Notify;
+
+use crate::engine::GoTemplates;
+use crate::identity::ClusterRef;
+use crate::plan::{Plan, plan};
+use caches::Caches;
+
+/// Delay before a failed trigger is tried again (doubles up to [`MAX_RETRY`]).
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+/// Longest delay between retries of a failing trigger.
+const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// Errors of the running manager.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// A request to the management cluster failed.
+    #[error("request to the management cluster failed: {0}")]
+    Kube(#[from] kube::Error),
+    /// The trigger cannot be planned (e.g. a bad selector).
+    #[error("{0}")]
+    Plan(String),
+}
+
+/// Triggers waiting to be reconciled.
+#[derive(Default)]
+struct Queue {
+    dirty: Mutex<BTreeSet<String>>,
+    notify: Notify,
+}
+
+impl Queue {
+    fn mark(&self, trigger: impl Into<String>) {
+        if let Ok(mut dirty) = self.dirty.lock() {
+            dirty.insert(trigger.into());
+        }
+        self.notify.notify_one();
+    }
+
+    fn take(&self) -> BTreeSet<String> {
+        self.dirty
+            .lock()
+            .map(|mut d| std::mem::take(&mut *d))
+            .unwrap_or_default()
+    }
+}
+
+/// Runs the manager against the management cluster until `shutdown` completes.
+pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(), ManagerError> {
+    ensure_namespace(&client, api::labels::SVELTOS_NAMESPACE).await?;
+    let queue = Arc::new(Queue::default());
+    let (caches, watches) = start_watches(&client, &queue);
+    let worker = worker(client.clone(), caches, queue);
+    tokio::select! {
+        () = shutdown => {}
+        () = watches => {}
+        () = worker => {}
+    }
+    Ok(())
+}
+
+async fn ensure_namespace(client: &Client, name: &str) -> Result<(), ManagerError> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    if namespaces.get_opt(name).await?.is_none() {
+        let namespace = Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match namespaces.create(&PostParams::default(), &namespace).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
+
+/// A reflector over all objects of `K`, and the stream of objects it saw change.
+fn reflect<K>(
+    client: &Client,
+    config: watcher::Config,
+) -> (Store<K>, impl Stream<Item = K> + Send + use<K>)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store();
+    let api: Api<K> = Api::all(client.clone());
+    let stream = reflector::reflector(writer, watcher(api, config).default_backoff())
+        .touched_objects()
+        .filter_map(|result| async move {
+            match result {
+                Ok(object) => Some(object),
+                Err(error) => {
+                    tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
+                    None
+                }
+            }
+        });
+    (store, stream)
+}
+
+fn start_watches(
+    client: &Client,
+    queue: &Arc<Queue>,
+) -> (Caches, impl Future<Output = ()> + use<>) {
+    let all = watcher::Config::default;
+    let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
+    let (triggers, trigger_events) = reflect::<EventTrigger>(client, all());
+    let (clusters, cluster_events) = reflect::<SveltosCluster>(client, all());
+    let (sources, source_events) = reflect::<EventSource>(client, all());
+    let (reports, report_events) = reflect::<EventReport>(client, all());
+    let (config_maps, config_map_events) = reflect::<ConfigMap>(client, all());
+    let (secrets, secret_events) = reflect::<Secret>(client, all());
+    let (profiles, profile_events) = reflect::<ClusterProfile>(client, generated());
+    let caches = Caches {
+        triggers,
+        clusters,
+        sources,
+        reports,
+        config_maps,
+        secrets,
+        profiles,
+    };
+
+    let all_triggers = {
+        let triggers = caches.triggers.clone();
+        let queue = Arc::clone(queue);
+        move || {
+            for trigger in triggers.state() {
+                queue.mark(trigger.metadata.name.clone().unwrap_or_default());
+            }
+        }
+    };
+    let by_source = {
+        let triggers = caches.triggers.clone();
+        let queue = Arc::clone(queue);
+        move |source: &str| {
+            for trigger in triggers.state() {
+                let wanted = &trigger.spec.event_source_name;
+                if wanted == source || wanted.contains("{{") {
+                    queue.mark(trigger.metadata.name.clone().unwrap_or_default());
+                }
+            }
+        }
+    };
+    let owner = {
+        let queue = Arc::clone(queue);
+        move |labels: Option<&BTreeMap<String, String>>| {
+            if let Some(trigger) = labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL)) {
+                queue.mark(trigger.clone());
+            }
+        }
+    };
+
+    let queue_for_triggers = Arc::clone(queue);
+    let trigger_task = trigger_events.for_each(move |t| {
+        queue_for_triggers.mark(t.metadata.name.clone().unwrap_or_default());
+        async {}
+    });
+    let cluster_task = {
+        let all_triggers = all_triggers.clone();
+        cluster_events.for_each(move |_| {
+            all_triggers();
+            async {}
+        })
+    };
+    let source_task = {
+        let by_source = by_source.clone();
+        source_events.for_each(move |s| {
+            by_source(s.metadata.name.as_deref().unwrap_or_default());
+            async {}
+        })
+    };
+    let report_task = report_events.for_each(move |r| {
+        let source = r
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(EVENT_SOURCE_NAME_LABEL).cloned())
+            .unwrap_or_else(|| r.spec.event_source_name.clone());
+        by_source(&source);
+        async {}
+    });
+    // A referenced ConfigMap/Secret may be any; a generated one belongs to one trigger.
+    let config_map_task = {
+        let all_triggers = all_triggers.clone();
+        let owner = owner.clone();
+        config_map_events.for_each(move |c| {
+            match c
+                .metadata
+                .labels
+                .as_ref()
+                .filter(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL))
+            {
+                Some(labels) => owner(Some(labels)),
+                None => all_triggers(),
+            }
+            async {}
+        })
+    };
+    let secret_task = {
+        let owner = owner.clone();
+        secret_events.for_each(move |s| {
+            match s
+                .metadata
+                .labels
+                .as_ref()
+                .filter(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL))
+            {
+                Some(labels) => owner(Some(labels)),
+                None => all_triggers(),
+            }
+            async {}
+        })
+    };
+    let profile_task = profile_events.for_each(move |p| {
+        owner(p.metadata.labels.as_ref());
+        async {}
+    });
+    let watches = async move {
+        tokio::join!(
+            trigger_task,
+            cluster_task,
+            source_task,
+            report_task,
+            config_map_task,
+            secret_task,
+            profile_task
+        );
+    };
+    (caches, watches)
+}
+
+async fn caches_ready(caches: &Caches) -> bool {
+    caches.triggers.wait_until_ready().await.is_ok()
+        && caches.clusters.wait_until_ready().await.is_ok()
+        && caches.sources.wait_until_ready().await.is_ok()
+        && caches.reports.wait_until_ready().await.is_ok()
+        && caches.config_maps.wait_until_ready().await.is_ok()
+        && caches.secrets.wait_until_ready().await.is_ok()
+        && caches.profiles.wait_until_ready().await.is_ok()
+}
+
+async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
+    if !caches_ready(&caches).await {
+        tracing::error!("the manager's caches closed before they were filled");
+        return;
+    }
+    tracing::info!("caches filled; reconciling");
+    let render = GoTemplates::new();
+    let mut retries: BTreeMap<String, Duration> = BTreeMap::new();
+    for trigger in caches.triggers.state() {
+        queue.mark(trigger.metadata.name.clone().unwrap_or_default());
+    }
+    loop {
+        let batch = queue.take();
+        if batch.is_empty() {
+            queue.notify.notified().await;
+            continue;
+        }
+        for name in batch {
+            match reconcile(&client, &caches, &render, &name).await {
+                Ok(Pass::Done) => {
+                    retries.remove(&name);
+                }
+                outcome => {
+                    if let Err(error) = &outcome {
+                        tracing::warn!(trigger = %name, %error, "reconcile failed; will retry");
+                    }
+                    let delay = retries
+                        .get(&name)
+                        .map_or(FIRST_RETRY, |d| (*d * 2).min(MAX_RETRY));
+                    retries.insert(name.clone(), delay);
+                    let queue = Arc::clone(&queue);
+                    tokio::spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        queue.mark(name);
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Whether a trigger needs another pass.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// In step with its inputs.
+    Done,
+    /// Something is pending or failed: try again later.
+    Again,
+}
+
+/// Plans and applies one trigger; records the outcome in its status.
+pub async fn reconcile(
+    client: &Client,
+    caches: &Caches,
+    render: &GoTemplates,
+    name: &str,
+) -> Result<Pass, ManagerError> {
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    let trigger = caches.triggers.get(&ObjectRef::new(name));
+    let deleting = trigger
+        .as_ref()
+        .is_none_or(|t| t.metadata.deletion_timestamp.is_some());
+    if deleting {
+        // Withdraw everything the trigger generated, then let it go.
+        let applied = apply::apply(client, caches, name, &Plan::default()).await?;
+        if applied.waiting {
+            return Ok(Pass::Again);
+        }
+        if let Some(trigger) = trigger {
+            remove_finalizer(&triggers, &trigger).await?;
+        }
+        return Ok(Pass::Done);
+    }
+    let Some(trigger) = trigger else {
+        return Ok(Pass::Done);
+    };
+    add_finalizer(&triggers, &trigger).await?;
+    let plan = match plan(&trigger, caches, render) {
+        Ok(plan) => plan,
+        Err(reason) => {
+            tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
+            write_status(&triggers, &trigger, &Plan::default(), Some(&reason)).await?;
+            return Err(ManagerError::Plan(reason));
+        }
+    };
+    tracing::debug!(
+        trigger = name,
+        clusters = plan.matching.len(),
+        profiles = plan.desired.profiles.len(),
+        generated = plan.desired.generated.len(),
+        "planned"
+    );
+    let result = apply::apply(client, caches, name, &plan).await;
+    let failure = result.as_ref().err().map(ToString::to_string);
+    write_status(&triggers, &trigger, &plan, failure.as_deref()).await?;
+    let applied = result?;
+    if applied.written + applied.deleted > 0 {
+        tracing::info!(
+            trigger = name,
+            written = applied.written,
+            deleted = applied.deleted,
+            "applied"
+        );
+    }
+    for (cluster, reason) in &plan.failures {
+        tracing::warn!(trigger = name, cluster = %cluster.name, %reason, "cannot generate profiles");
+    }
+    Ok(if applied.waiting || !plan.failures.is_empty() {
+        Pass::Again
+    } else {
+        Pass::Done
+    })
+}
+
+async fn add_finalizer(triggers: &Api<EventTrigger>, trigger: &EventTrigger) -> kube::Result<()> {
+    let mut finalizers = trigger.metadata.finalizers.clone().unwrap_or_default();
+    if finalizers.iter().any(|f| f == EVENT_TRIGGER_FINALIZER) {
+        return Ok(());
+    }
+    finalizers.push(EVENT_TRIGGER_FINALIZER.to_string());
+    let name = trigger.metadata.name.clone().unwrap_or_default();
+    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": trigger.metadata.resource_version}});
+    triggers
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+async fn remove_finalizer(
+    triggers: &Api<EventTrigger>,
+    trigger: &EventTrigger,
+) -> kube::Result<()> {
+    let finalizers = trigger.metadata.finalizers.clone().unwrap_or_default();
+    if !finalizers.iter().any(|f| f == EVENT_TRIGGER_FINALIZER) {
+        return Ok(());
+    }
+    let kept: Vec<_> = finalizers
+        .into_iter()
+        .filter(|f| f != EVENT_TRIGGER_FINALIZER)
+        .collect();
+    let name = trigger.metadata.name.clone().unwrap_or_default();
+    let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": trigger.metadata.resource_version}});
+    match triggers
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+fn cluster_reference(cluster: &ClusterRef) -> ObjectReference {
+    let (api_version, kind) = match cluster.cluster_type {
+        ClusterType::Sveltos => ("lib.projectsveltos.io/v1beta1", "SveltosCluster"),
+        ClusterType::Capi => ("cluster.x-k8s.io/v1beta1", "Cluster"),
+    };
+    ObjectReference {
+        api_version: Some(api_version.to_string()),
+        kind: Some(kind.to_string()),
+        namespace: Some(cluster.namespace.clone()),
+        name: Some(cluster.name.clone()),
+        ..Default::default()
+    }
+}
+
+/// The status a plan gives the trigger; `failure` applies to every cluster.
+pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
+    EventTriggerStatus {
+        matching_cluster_refs: plan.matching.iter().map(cluster_reference).collect(),
+        destination_matching_cluster_refs: Vec::new(),
+        cluster_info: plan
+            .matching
+            .iter()
+            .map(|cluster| {
+                let message = plan.failures.get(cluster).map(String::as_str).or(failure);
+                ClusterInfo {
+                    cluster: cluster_reference(cluster),
+                    hash: None,
+                    status: Some(if message.is_some() {
+                        SveltosFeatureStatus::Failed
+                    } else {
+                        SveltosFeatureStatus::Provisioned
+                    }),
+                    failure_message: message.map(str::to_string),
+                }
+            })
+            .collect(),
+    }
+}
+
+async fn write_status(
+    triggers: &Api<EventTrigger>,
+    trigger: &EventTrigger,
+    plan: &Plan,
+    failure: Option<&str>,
+) -> kube::Result<()> {
+    let status = status_of(plan, failure);
+    if trigger.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    let name = trigger.metadata.name.clone().unwrap_or_default();
+    // Lists are written whole so that a cluster that stopped matching disappears.
+    let patch = json!({"status": {
+        "matchingClusters": status.matching_cluster_refs,
+        "clusterInfo": status.cluster_info,
+    }});
+    match triggers
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}

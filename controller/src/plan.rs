@@ -1,0 +1,247 @@
+//! The "decide" step for a whole EventTrigger: its source clusters, and for each of them the
+//! ClusterProfiles and generated objects its EventReport calls for. Pure: reads go through
+//! [`World`].
+
+use std::collections::BTreeMap;
+
+use api::v1beta1::EventTrigger;
+
+use crate::clusters::{Cluster, select};
+use crate::event_data::{ReportEvents, cluster_only_data};
+use crate::identity::ClusterRef;
+use crate::instantiate::Lookup;
+use crate::profiles::{Desired, Inputs, desired};
+use crate::render::{Render, render_field, template_name};
+
+/// What the manager can read besides the trigger: clusters, EventSources, reports, and the
+/// referenced ConfigMaps/Secrets.
+pub trait World: Lookup {
+    /// Every registered cluster.
+    fn clusters(&self) -> Vec<Cluster>;
+    /// Whether the EventSource exists in the management cluster.
+    fn event_source_exists(&self, name: &str) -> bool;
+    /// The decoded events of the cluster's report for `event_source`, if there is a report.
+    fn report(
+        &self,
+        cluster: &ClusterRef,
+        event_source: &str,
+    ) -> Result<Option<ReportEvents>, String>;
+}
+
+/// Everything a trigger should have produced, cluster by cluster.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Source clusters the trigger selects, sorted.
+    pub matching: Vec<ClusterRef>,
+    /// Objects that must exist (every cluster that did not fail).
+    pub desired: Desired,
+    /// Clusters whose pass failed, with the reason; their existing objects stay as they are.
+    pub failures: BTreeMap<ClusterRef, String>,
+}
+
+/// Plans `trigger` against `world`. A bad selector fails the whole trigger.
+pub fn plan(
+    trigger: &EventTrigger,
+    world: &dyn World,
+    render: &dyn Render,
+) -> Result<Plan, String> {
+    let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
+    let clusters = world.clusters();
+    let selected = select(&clusters, &trigger.spec.source_cluster_selector, "")
+        .map_err(|e| format!("sourceClusterSelector: {e}"))?;
+    let mut plan = Plan::default();
+    for cluster in selected {
+        plan.matching.push(cluster.reference.clone());
+        match plan_cluster(trigger, trigger_name, cluster, world, render) {
+            Ok(desired) => {
+                plan.desired.profiles.extend(desired.profiles);
+                plan.desired.generated.extend(desired.generated);
+            }
+            Err(reason) => {
+                plan.failures.insert(cluster.reference.clone(), reason);
+            }
+        }
+    }
+    Ok(plan)
+}
+
+fn plan_cluster(
+    trigger: &EventTrigger,
+    trigger_name: &str,
+    cluster: &Cluster,
+    world: &dyn World,
+    render: &dyn Render,
+) -> Result<Desired, String> {
+    let reference = &cluster.reference;
+    let name = template_name(&reference.namespace, &reference.name, trigger_name);
+    let event_source = render_field(
+        render,
+        &name,
+        &trigger.spec.event_source_name,
+        &cluster_only_data(&cluster.object),
+    )
+    .map_err(|e| format!("cannot render eventSourceName: {e}"))?;
+    // A deleted EventSource withdraws what it produced (upstream leaves it behind).
+    let events = if world.event_source_exists(&event_source) {
+        world.report(reference, &event_source)?.unwrap_or_default()
+    } else {
+        ReportEvents::default()
+    };
+    desired(
+        &Inputs {
+            trigger,
+            cluster,
+            event_source: &event_source,
+            events: &events,
+        },
+        render,
+        world,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::instantiate::Referenced;
+    use crate::testing::NameOnly;
+    use api::v1beta1::{ClusterType, SveltosCluster};
+    use k8s_openapi::api::core::v1::ObjectReference;
+    use serde_json::json;
+
+    struct Fixture {
+        clusters: Vec<Cluster>,
+        sources: Vec<&'static str>,
+        reports: BTreeMap<(String, String), ReportEvents>,
+        broken: Option<String>,
+    }
+
+    impl Lookup for Fixture {
+        fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Referenced> {
+            (kind == "ConfigMap" && name == "policy").then(|| Referenced {
+                kind: kind.into(),
+                namespace: namespace.into(),
+                name: name.into(),
+                ..Default::default()
+            })
+        }
+    }
+
+    impl World for Fixture {
+        fn clusters(&self) -> Vec<Cluster> {
+            self.clusters.clone()
+        }
+        fn event_source_exists(&self, name: &str) -> bool {
+            self.sources.contains(&name)
+        }
+        fn report(
+            &self,
+            cluster: &ClusterRef,
+            source: &str,
+        ) -> Result<Option<ReportEvents>, String> {
+            if self.broken.as_deref() == Some(cluster.name.as_str()) {
+                return Err("report is not valid JSON".into());
+            }
+            Ok(self
+                .reports
+                .get(&(cluster.name.clone(), source.to_string()))
+                .cloned())
+        }
+    }
+
+    fn cluster(name: &str, env: &str) -> Cluster {
+        let object: SveltosCluster = serde_json::from_value(json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+            "metadata": {"name": name, "namespace": "default", "labels": {"env": env}},
+            "spec": {}, "status": {"ready": true}
+        }))
+        .unwrap();
+        Cluster::from_sveltos(&object).unwrap()
+    }
+
+    fn trigger() -> EventTrigger {
+        serde_json::from_value(json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventTrigger",
+            "metadata": {"name": "t"},
+            "spec": {
+                "sourceClusterSelector": {"matchLabels": {"env": "fv"}},
+                "eventSourceName": "es", "oneForEvent": true,
+                "policyRefs": [{"kind": "ConfigMap", "namespace": "default", "name": "policy"}]
+            }
+        }))
+        .unwrap()
+    }
+
+    fn events(names: &[&str]) -> ReportEvents {
+        ReportEvents {
+            matching_resources: names
+                .iter()
+                .map(|n| ObjectReference {
+                    api_version: Some("v1".into()),
+                    kind: Some("Service".into()),
+                    namespace: Some("default".into()),
+                    name: Some((*n).into()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn fixture() -> Fixture {
+        Fixture {
+            clusters: vec![
+                cluster("c1", "fv"),
+                cluster("c2", "fv"),
+                cluster("c3", "prod"),
+            ],
+            sources: vec!["es"],
+            reports: BTreeMap::from([
+                (("c1".into(), "es".into()), events(&["a", "b"])),
+                (("c2".into(), "es".into()), events(&["c"])),
+                (("c3".into(), "es".into()), events(&["d"])),
+            ]),
+            broken: None,
+        }
+    }
+
+    #[test]
+    fn one_profile_per_event_in_every_selected_cluster() {
+        let plan = plan(&trigger(), &fixture(), &NameOnly).unwrap();
+        let names: Vec<_> = plan.matching.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["c1", "c2"]);
+        assert_eq!(plan.desired.profiles.len(), 3);
+        assert!(plan.failures.is_empty());
+        assert_eq!(plan.matching[0].cluster_type, ClusterType::Sveltos);
+    }
+
+    #[test]
+    fn a_deleted_event_source_withdraws_its_profiles() {
+        let mut world = fixture();
+        world.sources.clear();
+        let plan = plan(&trigger(), &world, &NameOnly).unwrap();
+        assert_eq!(plan.matching.len(), 2);
+        assert!(plan.desired.profiles.is_empty());
+    }
+
+    #[test]
+    fn a_failing_cluster_does_not_block_the_others() {
+        let mut world = fixture();
+        world.broken = Some("c1".into());
+        let plan = plan(&trigger(), &world, &NameOnly).unwrap();
+        assert_eq!(plan.desired.profiles.len(), 1);
+        assert_eq!(plan.failures.len(), 1);
+        let (failed, reason) = plan.failures.iter().next().unwrap();
+        assert_eq!(failed.name, "c1");
+        assert!(reason.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn an_empty_source_selector_selects_nothing() {
+        let mut trigger = trigger();
+        trigger.spec.source_cluster_selector = Default::default();
+        let plan = plan(&trigger, &fixture(), &NameOnly).unwrap();
+        assert!(plan.matching.is_empty() && plan.desired.profiles.is_empty());
+    }
+}

@@ -1,0 +1,307 @@
+//! The manager against the sandbox's management cluster: an EventReport and an EventTrigger
+//! become a ClusterProfile and an instantiated ConfigMap; they follow the events and go away
+//! with the report, and with the trigger.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test set-up, not user input
+
+use std::time::Duration;
+
+use api::labels::{
+    CLUSTER_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL, RESOURCE_NAME_LABEL,
+    SVELTOS_NAMESPACE,
+};
+use api::v1beta1::{ClusterProfile, EventReport, EventTrigger, SveltosCluster};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use sandbox::{Sandbox, SandboxOptions};
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+async fn eventually<T, F, Fut>(what: &str, f: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        if let Some(value) = f().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn create(client: &Client, object: Value) {
+    let api_version = object["apiVersion"].as_str().unwrap();
+    let kind = object["kind"].as_str().unwrap();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    let namespace = object["metadata"]["namespace"].as_str();
+    let api: Api<DynamicObject> = match namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    let object: DynamicObject = serde_json::from_value(object).unwrap();
+    api.create(&PostParams::default(), &object).await.unwrap();
+}
+
+async fn install_crds(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in api::crd::all().unwrap() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+}
+
+fn report(services: &[&str]) -> Value {
+    let matching: Vec<Value> = services
+        .iter()
+        .map(|name| json!({"apiVersion": "v1", "kind": "Service", "namespace": "apps", "name": name}))
+        .collect();
+    let collected: Vec<String> = services
+        .iter()
+        .map(|name| {
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "apps"}})
+                .to_string()
+        })
+        .collect();
+    let mut report: EventReport = serde_json::from_value(json!({
+        "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventReport",
+        "metadata": {
+            "name": "sveltos--sveltos-service--cluster-1", "namespace": "fleet",
+            "labels": {
+                "projectsveltos.io/eventsource-name": "sveltos-service",
+                "eventreport.projectsveltos.io/cluster-name": "cluster-1",
+                "eventreport.projectsveltos.io/cluster-type": "sveltos"
+            }
+        },
+        "spec": {
+            "clusterNamespace": "fleet", "clusterName": "cluster-1", "clusterType": "Sveltos",
+            "eventSourceName": "sveltos-service", "matchingResources": matching
+        }
+    }))
+    .unwrap();
+    report.spec.resources = Some(ByteString(collected.join("\n---\n").into_bytes()));
+    serde_json::to_value(report).unwrap()
+}
+
+async fn set_up(client: &Client) {
+    install_crds(client).await;
+    for namespace in ["fleet", "apps"] {
+        create(
+            client,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        )
+        .await;
+    }
+    create(
+        client,
+        json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+            "metadata": {"name": "cluster-1", "namespace": "fleet", "labels": {"env": "fv"}},
+            "spec": {}
+        }),
+    )
+    .await;
+    // Status is a subresource: a registered cluster turns ready through it, as with Sveltos.
+    let clusters: Api<SveltosCluster> = Api::namespaced(client.clone(), "fleet");
+    let ready = json!({"status": {"ready": true}});
+    clusters
+        .patch_status("cluster-1", &PatchParams::default(), &Patch::Merge(&ready))
+        .await
+        .unwrap();
+    create(
+        client,
+        json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventSource",
+            "metadata": {"name": "sveltos-service"},
+            "spec": {"collectResources": true, "resourceSelectors": [{"group": "", "version": "v1", "kind": "Service"}]}
+        }),
+    )
+    .await;
+    create(
+        client,
+        json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {
+                "name": "network-policy", "namespace": "default",
+                "annotations": {"projectsveltos.io/instantiate": "ok"}
+            },
+            "data": {"policy.yaml": "kind: NetworkPolicy\nmetadata:\n  name: front-{{ .Resource.metadata.name }}\n  namespace: {{ .Resource.metadata.namespace }}\n"}
+        }),
+    )
+    .await;
+    create(client, report(&["web", "api"])).await;
+    create(
+        client,
+        json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventTrigger",
+            "metadata": {"name": "service-network-policy"},
+            "spec": {
+                "sourceClusterSelector": {"matchLabels": {"env": "fv"}},
+                "eventSourceName": "sveltos-service",
+                "oneForEvent": true,
+                "policyRefs": [{"kind": "ConfigMap", "namespace": "default", "name": "network-policy"}]
+            }
+        }),
+    )
+    .await;
+}
+
+async fn profiles(client: &Client) -> Vec<ClusterProfile> {
+    let api: Api<ClusterProfile> = Api::all(client.clone());
+    let labels = format!("{EVENT_TRIGGER_NAME_LABEL}=service-network-policy");
+    api.list(&ListParams::default().labels(&labels))
+        .await
+        .unwrap()
+        .items
+}
+
+async fn config_maps(client: &Client) -> Vec<ConfigMap> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let labels = format!("{EVENT_TRIGGER_NAME_LABEL}=service-network-policy");
+    api.list(&ListParams::default().labels(&labels))
+        .await
+        .unwrap()
+        .items
+}
+
+fn label<'a>(meta: &'a kube::api::ObjectMeta, key: &str) -> &'a str {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .map_or("", String::as_str)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("sveltos_events_controller=debug,kube_runtime=warn")
+        .with_test_writer()
+        .try_init();
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 0,
+    })
+    .await
+    .unwrap();
+    let client = sandbox.clusters()[0].client().unwrap();
+    set_up(&client).await;
+    let manager = tokio::spawn(sveltos_events_controller::manager::run(
+        client.clone(),
+        std::future::pending(),
+    ));
+
+    // One ClusterProfile and one instantiated ConfigMap per matching Service.
+    let found = eventually("two profiles", || async {
+        let found = profiles(&client).await;
+        (found.len() == 2).then_some(found)
+    })
+    .await;
+    let mut resources: Vec<&str> = found
+        .iter()
+        .map(|p| label(&p.metadata, RESOURCE_NAME_LABEL))
+        .collect();
+    resources.sort_unstable();
+    assert_eq!(resources, ["api", "web"]);
+    for profile in &found {
+        assert_eq!(label(&profile.metadata, CLUSTER_NAME_LABEL), "cluster-1");
+        let refs = &profile.spec.policy_refs;
+        assert_eq!(refs.len(), 1, "{refs:?}");
+        assert_eq!(refs[0].namespace, SVELTOS_NAMESPACE);
+    }
+    let maps = eventually("two configmaps", || async {
+        let maps = config_maps(&client).await;
+        (maps.len() == 2).then_some(maps)
+    })
+    .await;
+    let mut bodies: Vec<String> = maps
+        .iter()
+        .map(|m| m.data.as_ref().unwrap()["policy.yaml"].clone())
+        .collect();
+    bodies.sort();
+    assert_eq!(
+        bodies,
+        [
+            "kind: NetworkPolicy\nmetadata:\n  name: front-api\n  namespace: apps\n",
+            "kind: NetworkPolicy\nmetadata:\n  name: front-web\n  namespace: apps\n",
+        ]
+    );
+    for profile in &found {
+        let referenced = &profile.spec.policy_refs[0].name;
+        assert!(
+            maps.iter()
+                .any(|m| m.metadata.name.as_ref() == Some(referenced)),
+            "{referenced} missing"
+        );
+    }
+
+    // The trigger carries Sveltos' finalizer and reports the matching cluster.
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    let trigger = eventually("trigger status", || async {
+        let t = triggers.get("service-network-policy").await.unwrap();
+        t.status
+            .as_ref()
+            .is_some_and(|s| !s.cluster_info.is_empty())
+            .then_some(t)
+    })
+    .await;
+    assert!(
+        trigger
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .iter()
+            .any(|f| f == EVENT_TRIGGER_FINALIZER)
+    );
+    let status = trigger.status.unwrap();
+    assert_eq!(
+        status.matching_cluster_refs[0].name.as_deref(),
+        Some("cluster-1")
+    );
+
+    // One event goes: its profile and ConfigMap go with it.
+    let reports: Api<EventReport> = Api::namespaced(client.clone(), "fleet");
+    let shrunk = json!({"spec": report(&["web"])["spec"]});
+    reports
+        .patch(
+            "sveltos--sveltos-service--cluster-1",
+            &PatchParams::default(),
+            &Patch::Merge(&shrunk),
+        )
+        .await
+        .unwrap();
+    eventually("one profile and one configmap", || async {
+        let p = profiles(&client).await;
+        let m = config_maps(&client).await;
+        (p.len() == 1 && m.len() == 1 && label(&p[0].metadata, RESOURCE_NAME_LABEL) == "web")
+            .then_some(())
+    })
+    .await;
+
+    // The trigger goes: everything it generated goes, then the trigger itself.
+    triggers
+        .delete("service-network-policy", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("cleanup after trigger deletion", || async {
+        let gone = triggers
+            .get_opt("service-network-policy")
+            .await
+            .unwrap()
+            .is_none();
+        (gone && profiles(&client).await.is_empty() && config_maps(&client).await.is_empty())
+            .then_some(())
+    })
+    .await;
+
+    manager.abort();
+    sandbox.shutdown().await;
+}
