@@ -1,12 +1,15 @@
 //! One EventSource over a set of objects: selection, per-object Lua, aggregated selection.
 
+use std::borrow::Borrow;
+use std::collections::HashMap;
+
 use api::v1beta1::EventSource;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::runtime::LuaRuntime;
 use crate::select::{identity, rejection};
-use crate::verdict::{evaluate_aggregated, evaluate_object};
+use crate::verdict::{Verdict, evaluate_aggregated, evaluate_object};
 
 /// What happened to one input object.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -41,12 +44,52 @@ fn error(source: &EventSource, place: String, message: String) -> Error {
     }
 }
 
+/// Per-object verdicts of one EventSource, remembered between evaluations so that only
+/// objects that changed (new uid or resourceVersion) run their script again.
+#[derive(Clone, Debug, Default)]
+pub struct VerdictCache {
+    verdicts: HashMap<(usize, String, String), Verdict>,
+}
+
+impl VerdictCache {
+    /// Number of remembered verdicts.
+    pub fn len(&self) -> usize {
+        self.verdicts.len()
+    }
+
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.verdicts.is_empty()
+    }
+}
+
+/// The cache key of an object: its uid and resourceVersion (none for objects without both,
+/// such as offline fixtures, which are then always evaluated).
+fn version_key(object: &Value) -> Option<(String, String)> {
+    let uid = object.pointer("/metadata/uid")?.as_str()?;
+    let version = object.pointer("/metadata/resourceVersion")?.as_str()?;
+    Some((uid.to_owned(), version.to_owned()))
+}
+
 /// Evaluates `source` over `objects` with Sveltos' semantics (see README.md).
-pub fn evaluate_event_source(
+pub fn evaluate_event_source<V: Borrow<Value>>(
     runtime: &LuaRuntime,
     source: &EventSource,
-    objects: &[Value],
+    objects: &[V],
 ) -> Result<Evaluation> {
+    evaluate_event_source_cached(runtime, source, objects, &mut VerdictCache::default())
+}
+
+/// As [`evaluate_event_source`], reusing the verdicts in `cache` for unchanged objects and
+/// leaving in it exactly the verdicts of this evaluation. The cache must be dropped when the
+/// EventSource changes.
+pub fn evaluate_event_source_cached<V: Borrow<Value>>(
+    runtime: &LuaRuntime,
+    source: &EventSource,
+    objects: &[V],
+    cache: &mut VerdictCache,
+) -> Result<Evaluation> {
+    let mut previous = std::mem::take(&mut cache.verdicts);
     let mut outcomes = vec![Outcome::default(); objects.len()];
     let mut kept: Vec<usize> = Vec::new();
     for (s, selector) in source.spec.resource_selectors.iter().enumerate() {
@@ -68,6 +111,7 @@ pub fn evaluate_event_source(
             )
         };
         for (i, object) in objects.iter().enumerate() {
+            let object = object.borrow();
             let reason = rejection(selector, object).map_err(|m| Error::Selector {
                 event_source: name(source),
                 message: m,
@@ -85,8 +129,16 @@ pub fn evaluate_event_source(
             let matching = match &script {
                 None => true,
                 Some(script) => {
-                    let verdict = evaluate_object(runtime, script, object)
-                        .map_err(|m| error(source, place.clone(), m))?;
+                    let key = version_key(object).map(|(uid, version)| (s, uid, version));
+                    let known = key.as_ref().and_then(|k| previous.remove(k));
+                    let verdict = match known {
+                        Some(verdict) => verdict,
+                        None => evaluate_object(runtime, script, object)
+                            .map_err(|m| error(source, place.clone(), m))?,
+                    };
+                    if let Some(key) = key {
+                        cache.verdicts.insert(key, verdict.clone());
+                    }
                     if !verdict.message.is_empty() {
                         outcomes[i].message = verdict.message;
                     }
@@ -99,7 +151,8 @@ pub fn evaluate_event_source(
             }
         }
     }
-    let mut matching: Vec<Value> = kept.iter().map(|&i| objects[i].clone()).collect();
+    previous.clear();
+    let mut matching: Vec<Value> = kept.iter().map(|&i| objects[i].borrow().clone()).collect();
     if !source.spec.aggregated_selection.trim().is_empty() {
         let place = "aggregatedSelection".to_owned();
         let script = runtime
@@ -109,7 +162,7 @@ pub fn evaluate_event_source(
             .map_err(|m| error(source, place, m))?;
         let chosen: std::collections::HashSet<_> = out.resources.iter().map(identity).collect();
         for (outcome, object) in outcomes.iter_mut().zip(objects) {
-            outcome.matching = outcome.matching && chosen.contains(&identity(object));
+            outcome.matching = outcome.matching && chosen.contains(&identity(object.borrow()));
             if outcome.selected && !out.message.is_empty() {
                 outcome.message.clone_from(&out.message);
             }

@@ -1,0 +1,55 @@
+//! Verdicts are reused for unchanged objects (same uid and resourceVersion) and recomputed
+//! for changed ones.
+#![allow(clippy::unwrap_used)] // test set-up
+
+use api::v1beta1::EventSource;
+use serde_json::{Value, json};
+use sveltos_events_agent::evaluate::{VerdictCache, evaluate_event_source_cached};
+use sveltos_events_agent::{Limits, LuaRuntime};
+
+fn source() -> EventSource {
+    serde_json::from_value(json!({
+        "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventSource",
+        "metadata": {"name": "ports"},
+        "spec": {"resourceSelectors": [{
+            "group": "", "version": "v1", "kind": "Service",
+            "evaluate": "function evaluate() local hs = {} hs.matching = obj.spec.port == 443 return hs end"
+        }]}
+    }))
+    .unwrap()
+}
+
+fn service(name: &str, port: i64, version: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": name, "namespace": "apps", "uid": format!("uid-{name}"), "resourceVersion": version},
+           "spec": {"port": port}})
+}
+
+fn names(objects: &[Value]) -> Vec<String> {
+    objects
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn unchanged_objects_keep_their_verdict_and_changed_ones_are_evaluated_again() {
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    let mut cache = VerdictCache::default();
+    let objects = vec![service("a", 443, "1"), service("b", 80, "1")];
+    let first = evaluate_event_source_cached(&runtime, &source(), &objects, &mut cache).unwrap();
+    assert_eq!(names(&first.matching), ["a"]);
+    assert_eq!(cache.len(), 2);
+
+    // Same resourceVersion: the remembered verdict stands even though the content differs.
+    let same_version = vec![service("a", 80, "1"), service("b", 80, "1")];
+    let second =
+        evaluate_event_source_cached(&runtime, &source(), &same_version, &mut cache).unwrap();
+    assert_eq!(names(&second.matching), ["a"]);
+
+    // A new resourceVersion is evaluated again; a vanished object leaves the cache.
+    let changed = vec![service("a", 80, "2")];
+    let third = evaluate_event_source_cached(&runtime, &source(), &changed, &mut cache).unwrap();
+    assert!(third.matching.is_empty());
+    assert_eq!(cache.len(), 1);
+}
