@@ -8,6 +8,7 @@ pub mod error;
 pub mod evaluate;
 pub mod fixtures;
 mod helpers;
+pub mod hub;
 pub mod runtime;
 pub mod select;
 pub mod verdict;

@@ -108,6 +108,12 @@ pub const DRIFT_DETECTION_IGNORE_ANNOTATION: &str = "projectsveltos.io/driftDete
 /// Deletes and recreates a deployed object when an update hits an immutable field.
 pub const FORCE_RECREATE_ANNOTATION: &str = "projectsveltos.io/forceRecreate";
 
+/// Marks the per-cluster ConfigMap listing the EventSources a hub-mode agent evaluates
+/// (Sveltos' agent-in-management-cluster list; the label is this project's, for watching).
+pub const AGENT_SOURCES_LABEL: &str = "sveltos-events.io/agent-eventsources";
+/// Prefix of the keys of that ConfigMap: `eventsource-<eventTrigger>-<eventSource>`.
+pub const AGENT_SOURCES_KEY_PREFIX: &str = "eventsource-";
+
 /// Finalizer the manager puts on EventTriggers.
 pub const EVENT_TRIGGER_FINALIZER: &str = "eventtrigger.finalizer.projectsveltos.io";
 /// Finalizer the agent puts on EventSources it handles.

@@ -129,6 +129,20 @@ pub fn event_report_name(
     )
 }
 
+/// Name of the per-cluster ConfigMap (in the cluster's namespace) listing the EventSources a
+/// hub-mode agent evaluates for it: `<clusterName>-<capi|sveltos>`, as Sveltos names it.
+pub fn agent_sources_config_map_name(cluster_name: &str, cluster_type: ClusterType) -> String {
+    format!("{cluster_name}-{}", cluster_type.lowercase())
+}
+
+/// The key of one (trigger, source) entry of that ConfigMap.
+pub fn agent_sources_key(event_trigger: &str, event_source: &str) -> String {
+    format!(
+        "{}{event_trigger}-{event_source}",
+        crate::labels::AGENT_SOURCES_KEY_PREFIX
+    )
+}
+
 /// Splits collected `resources` bytes into the JSON documents the agent joined with `\n---`.
 pub fn split_collected_resources(bytes: &[u8]) -> Vec<&[u8]> {
     let mut documents = Vec::new();

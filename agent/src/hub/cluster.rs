@@ -1,0 +1,326 @@
+//! One managed cluster: watches the kinds its EventSources select, re-evaluates an EventSource
+//! when one of its kinds changes (scripts run again only for changed objects), and writes its
+//! EventReport into the management cluster when the result changes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use api::v1beta1::{EventReportSpec, EventSource};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ApiResource, GroupVersionKind};
+use kube::{Client, Resource};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::evaluate::{VerdictCache, evaluate_event_source_cached};
+use crate::hub::objects::{KindEvent, ObjectKey, watch_kind};
+use crate::hub::report::{self, ClusterId};
+
+/// Delay before sources that could not be evaluated or reported are tried again.
+const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The EventSources that apply to a cluster, by name.
+pub type Sources = BTreeMap<String, Arc<EventSource>>;
+
+/// A kind some EventSource selects.
+enum Kind {
+    /// Served: watched; `objects` is `None` until the first list arrived.
+    Watched {
+        objects: Option<BTreeMap<ObjectKey, Arc<Value>>>,
+        task: JoinHandle<()>,
+    },
+    /// Not served by the cluster: selects nothing; resolved again when CRDs change.
+    Unknown,
+}
+
+/// What the loop remembers of one EventSource.
+#[derive(Default)]
+struct SourceState {
+    /// resourceVersion of the EventSource the cache was built for.
+    version: String,
+    verdicts: VerdictCache,
+    /// The report last written (None: not written by this process yet).
+    written: Option<EventReportSpec>,
+}
+
+fn gvks(source: &EventSource) -> Vec<GroupVersionKind> {
+    let mut seen = Vec::new();
+    for selector in &source.spec.resource_selectors {
+        let gvk = GroupVersionKind::gvk(&selector.group, &selector.version, &selector.kind);
+        if !seen.contains(&gvk) {
+            seen.push(gvk);
+        }
+    }
+    seen
+}
+
+fn crd_kind() -> GroupVersionKind {
+    GroupVersionKind::gvk(
+        &CustomResourceDefinition::group(&()),
+        &CustomResourceDefinition::version(&()),
+        &CustomResourceDefinition::kind(&()),
+    )
+}
+
+/// The agent's work for one cluster.
+pub struct ClusterAgent {
+    id: ClusterId,
+    managed: Client,
+    mgmt: Client,
+    kinds: HashMap<GroupVersionKind, Kind>,
+    states: BTreeMap<String, SourceState>,
+    events: mpsc::UnboundedSender<KindEvent>,
+    crds: Option<JoinHandle<()>>,
+}
+
+impl Drop for ClusterAgent {
+    fn drop(&mut self) {
+        for kind in self.kinds.values() {
+            if let Kind::Watched { task, .. } = kind {
+                task.abort();
+            }
+        }
+        if let Some(task) = &self.crds {
+            task.abort();
+        }
+    }
+}
+
+impl ClusterAgent {
+    /// Serves `id` (reached through `managed`) until `sources` is closed.
+    pub async fn run(
+        id: ClusterId,
+        managed: Client,
+        mgmt: Client,
+        mut sources: watch::Receiver<Sources>,
+    ) {
+        let (events, mut incoming) = mpsc::unbounded_channel();
+        let mut agent = ClusterAgent {
+            id,
+            managed,
+            mgmt,
+            kinds: HashMap::new(),
+            states: BTreeMap::new(),
+            events,
+            crds: None,
+        };
+        let mut current = sources.borrow_and_update().clone();
+        let mut dirty: BTreeSet<String> = current.keys().cloned().collect();
+        agent.sync_kinds(&current).await;
+        loop {
+            agent.evaluate(&current, &mut dirty).await;
+            tokio::select! {
+                changed = sources.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    let next = sources.borrow_and_update().clone();
+                    dirty.extend(agent.sources_changed(&current, &next).await);
+                    current = next;
+                    agent.sync_kinds(&current).await;
+                }
+                () = tokio::time::sleep(RETRY), if !dirty.is_empty() => {}
+                Some(event) = incoming.recv() => {
+                    let mut changed = HashSet::new();
+                    changed.insert(agent.apply(event));
+                    while let Ok(event) = incoming.try_recv() {
+                        changed.insert(agent.apply(event));
+                    }
+                    if changed.remove(&crd_kind()) {
+                        agent.retry_unknown(&current, &mut dirty).await;
+                    }
+                    for (name, source) in &current {
+                        if gvks(source).iter().any(|g| changed.contains(g)) {
+                            dirty.insert(name.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records a watch event; returns the kind it concerns.
+    fn apply(&mut self, event: KindEvent) -> GroupVersionKind {
+        let gvk = match &event {
+            KindEvent::Listed(gvk, _)
+            | KindEvent::Applied(gvk, ..)
+            | KindEvent::Deleted(gvk, _) => gvk.clone(),
+        };
+        let Some(Kind::Watched { objects, .. }) = self.kinds.get_mut(&gvk) else {
+            return gvk;
+        };
+        match (event, objects) {
+            (KindEvent::Listed(_, all), objects) => *objects = Some(all),
+            (KindEvent::Applied(_, key, value), Some(objects)) => {
+                objects.insert(key, value);
+            }
+            (KindEvent::Deleted(_, key), Some(objects)) => {
+                objects.remove(&key);
+            }
+            // Changes before the first list are part of it.
+            (_, None) => {}
+        }
+        gvk
+    }
+
+    /// Forgets removed sources (deleting their reports) and returns the names to evaluate.
+    async fn sources_changed(&mut self, old: &Sources, new: &Sources) -> Vec<String> {
+        for name in old.keys().filter(|n| !new.contains_key(*n)) {
+            self.states.remove(name);
+            if let Err(error) = report::delete(&self.mgmt, &self.id, name).await {
+                tracing::warn!(cluster = %self.id, source = %name, %error, "cannot delete EventReport");
+            }
+        }
+        new.iter()
+            .filter(|(name, source)| {
+                old.get(*name)
+                    .is_none_or(|o| o.metadata.resource_version != source.metadata.resource_version)
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Watches every kind the sources select, and stops watching kinds none selects.
+    async fn sync_kinds(&mut self, sources: &Sources) {
+        let wanted: HashSet<GroupVersionKind> = sources.values().flat_map(|s| gvks(s)).collect();
+        self.kinds.retain(|gvk, kind| {
+            let keep = wanted.contains(gvk);
+            if let (false, Kind::Watched { task, .. }) = (keep, &kind) {
+                task.abort();
+            }
+            keep
+        });
+        for gvk in wanted {
+            if !self.kinds.contains_key(&gvk) {
+                let kind = self.resolve(&gvk).await;
+                self.kinds.insert(gvk, kind);
+            }
+        }
+        let any_unknown = self.kinds.values().any(|k| matches!(k, Kind::Unknown));
+        if any_unknown && self.crds.is_none() {
+            let crds = crd_kind();
+            let resource = ApiResource::erase::<CustomResourceDefinition>(&());
+            self.crds = Some(watch_kind(
+                self.managed.clone(),
+                crds,
+                resource,
+                self.events.clone(),
+            ));
+        }
+    }
+
+    async fn resolve(&self, gvk: &GroupVersionKind) -> Kind {
+        match kube::discovery::pinned_kind(&self.managed, gvk).await {
+            Ok((resource, _)) => Kind::Watched {
+                objects: None,
+                task: watch_kind(
+                    self.managed.clone(),
+                    gvk.clone(),
+                    resource,
+                    self.events.clone(),
+                ),
+            },
+            Err(error) => {
+                tracing::debug!(cluster = %self.id, kind = %gvk.kind, %error, "kind not served; it selects nothing");
+                Kind::Unknown
+            }
+        }
+    }
+
+    /// CRDs changed: kinds that were not served may be now.
+    async fn retry_unknown(&mut self, sources: &Sources, dirty: &mut BTreeSet<String>) {
+        let unknown: Vec<GroupVersionKind> = self
+            .kinds
+            .iter()
+            .filter(|(_, k)| matches!(k, Kind::Unknown))
+            .map(|(g, _)| g.clone())
+            .collect();
+        for gvk in unknown {
+            let kind = self.resolve(&gvk).await;
+            if matches!(kind, Kind::Watched { .. }) {
+                self.kinds.insert(gvk.clone(), kind);
+                for (name, source) in sources {
+                    if gvks(source).contains(&gvk) {
+                        dirty.insert(name.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The objects `source` selects from, or `None` while one of its kinds is still listing.
+    fn objects(&self, source: &EventSource) -> Option<Vec<Arc<Value>>> {
+        let mut all = Vec::new();
+        for gvk in gvks(source) {
+            match self.kinds.get(&gvk) {
+                Some(Kind::Watched {
+                    objects: Some(objects),
+                    ..
+                }) => all.extend(objects.values().cloned()),
+                Some(Kind::Unknown) => {}
+                _ => return None,
+            }
+        }
+        Some(all)
+    }
+
+    /// Evaluates the dirty sources whose kinds are listed; the others stay dirty.
+    async fn evaluate(&mut self, sources: &Sources, dirty: &mut BTreeSet<String>) {
+        let names: Vec<String> = dirty.iter().cloned().collect();
+        for name in names {
+            let Some(source) = sources.get(&name).cloned() else {
+                dirty.remove(&name);
+                continue;
+            };
+            let Some(objects) = self.objects(&source) else {
+                continue;
+            };
+            dirty.remove(&name);
+            let state = self.states.entry(name.clone()).or_default();
+            let version = source.metadata.resource_version.clone().unwrap_or_default();
+            if state.version != version {
+                state.version = version;
+                state.verdicts = VerdictCache::default();
+            }
+            let mut verdicts = std::mem::take(&mut state.verdicts);
+            let evaluated = {
+                let source = Arc::clone(&source);
+                tokio::task::spawn_blocking(move || {
+                    let result = crate::with_thread_runtime(|runtime| {
+                        evaluate_event_source_cached(runtime, &source, &objects, &mut verdicts)
+                    });
+                    (result, verdicts)
+                })
+                .await
+            };
+            let Ok((result, verdicts)) = evaluated else {
+                tracing::error!(cluster = %self.id, source = %name, "evaluation task failed");
+                continue;
+            };
+            let state = self.states.entry(name.clone()).or_default();
+            state.verdicts = verdicts;
+            let evaluation = match result {
+                Ok(evaluation) => evaluation,
+                Err(error) => {
+                    tracing::warn!(cluster = %self.id, source = %name, %error, "EventSource evaluation failed");
+                    continue;
+                }
+            };
+            let spec = report::report_spec(&self.id, &source, &evaluation.matching);
+            if state.written.as_ref() == Some(&spec) {
+                continue;
+            }
+            match report::write(&self.mgmt, &self.id, &spec).await {
+                Ok(()) => {
+                    tracing::debug!(cluster = %self.id, source = %name, matching = spec.matching_resources.len(), "EventReport written");
+                    state.written = Some(spec);
+                }
+                Err(error) => {
+                    tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
+                    dirty.insert(name.clone());
+                }
+            }
+        }
+    }
+}

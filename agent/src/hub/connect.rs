@@ -1,0 +1,156 @@
+//! Reaching a registered cluster through its kubeconfig Secret, reporting the connection in
+//! the SveltosCluster's status, and reconnecting with a backoff when it fails.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::v1beta1::SveltosCluster;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config};
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::hub::cluster::{ClusterAgent, Sources};
+use crate::hub::report::ClusterId;
+
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// Why a cluster cannot be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The kubeconfig Secret is missing or unreadable.
+    #[error("cannot read kubeconfig Secret {secret}: {reason}")]
+    Secret {
+        /// `namespace/name` of the Secret.
+        secret: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The kubeconfig does not load.
+    #[error("the kubeconfig in Secret {secret} is not valid: {reason}")]
+    Kubeconfig {
+        /// `namespace/name` of the Secret.
+        secret: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The cluster did not answer.
+    #[error("the cluster does not answer: {0}")]
+    Unreachable(kube::Error),
+}
+
+/// The kubeconfig bytes of `cluster`: key `kubeconfigKeyName`, else `kubeconfig`, else
+/// `value`, else the Secret's only key.
+async fn kubeconfig(mgmt: &Client, cluster: &SveltosCluster) -> Result<Vec<u8>, ConnectError> {
+    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
+    let name = cluster.kubeconfig_secret_name();
+    let secret_name = format!("{namespace}/{name}");
+    let secrets: Api<Secret> = Api::namespaced(mgmt.clone(), &namespace);
+    let secret = secrets
+        .get_opt(&name)
+        .await
+        .map_err(|e| ConnectError::Secret {
+            secret: secret_name.clone(),
+            reason: e.to_string(),
+        })?;
+    let data = secret.and_then(|s| s.data).unwrap_or_default();
+    let wanted = &cluster.spec.kubeconfig_key_name;
+    let bytes = if wanted.is_empty() {
+        data.get("kubeconfig")
+            .or_else(|| data.get("value"))
+            .or_else(|| (data.len() == 1).then(|| data.values().next()).flatten())
+    } else {
+        data.get(wanted)
+    };
+    bytes
+        .map(|b| b.0.clone())
+        .ok_or_else(|| ConnectError::Secret {
+            secret: secret_name,
+            reason: if wanted.is_empty() {
+                "no key kubeconfig or value".into()
+            } else {
+                format!("no key {wanted}")
+            },
+        })
+}
+
+/// A client for `cluster`, checked by asking its version.
+async fn connect(
+    mgmt: &Client,
+    cluster: &SveltosCluster,
+) -> Result<(Client, String), ConnectError> {
+    let bytes = kubeconfig(mgmt, cluster).await?;
+    let secret = format!(
+        "{}/{}",
+        cluster.metadata.namespace.as_deref().unwrap_or_default(),
+        cluster.kubeconfig_secret_name()
+    );
+    let invalid = |reason: String| ConnectError::Kubeconfig {
+        secret: secret.clone(),
+        reason,
+    };
+    let text = String::from_utf8(bytes).map_err(|e| invalid(e.to_string()))?;
+    let kubeconfig = Kubeconfig::from_yaml(&text).map_err(|e| invalid(e.to_string()))?;
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| invalid(e.to_string()))?;
+    let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(ConnectError::Unreachable)?;
+    Ok((client, version.git_version))
+}
+
+async fn write_status(mgmt: &Client, id: &ClusterId, status: serde_json::Value) {
+    let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), &id.namespace);
+    let patch = json!({ "status": status });
+    if let Err(error) = clusters
+        .patch_status(&id.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        tracing::warn!(cluster = %id, %error, "cannot update SveltosCluster status");
+    }
+}
+
+/// Connects to the cluster and serves it until `sources` closes; reconnects on failure.
+pub async fn serve(
+    mgmt: Client,
+    id: ClusterId,
+    cluster: Arc<SveltosCluster>,
+    sources: watch::Receiver<Sources>,
+) {
+    let mut delay = FIRST_RETRY;
+    loop {
+        match connect(&mgmt, &cluster).await {
+            Ok((managed, version)) => {
+                let status = cluster.status.clone().unwrap_or_default();
+                let healthy = status.ready
+                    && status.version == version
+                    && status.connection_status == Some(api::v1beta1::ConnectionStatus::Healthy)
+                    && status.failure_message.is_none();
+                if !healthy {
+                    let status = json!({"ready": true, "version": version, "connectionStatus": "Healthy", "failureMessage": null});
+                    write_status(&mgmt, &id, status).await;
+                }
+                tracing::info!(cluster = %id, %version, "connected");
+                ClusterAgent::run(id, managed, mgmt, sources).await;
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(cluster = %id, %error, "cannot reach cluster; retrying in {delay:?}");
+                let status =
+                    json!({"connectionStatus": "Down", "failureMessage": error.to_string()});
+                write_status(&mgmt, &id, status).await;
+                if sources.has_changed().is_err() {
+                    return;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(MAX_RETRY);
+            }
+        }
+    }
+}
