@@ -75,10 +75,11 @@ mod tests {
             ),
             Ok("tls".to_string())
         );
+        // Go's column is the 0-based offset of the chain's second field (`.spec`).
         let error = engine.render("ns-c1-t", "{{ .Resource.spec.nope }}", &data);
         assert_eq!(
             error,
-            Err(r#"template: ns-c1-t:1:18: executing "ns-c1-t" at <.Resource.spec.nope>: map has no entry for key "nope""#.to_string())
+            Err(r#"template: ns-c1-t:1:12: executing "ns-c1-t" at <.Resource.spec.nope>: map has no entry for key "nope""#.to_string())
         );
     }
 }

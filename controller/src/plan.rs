@@ -37,6 +37,9 @@ pub struct Plan {
     pub desired: Desired,
     /// Clusters whose pass failed, with the reason; their existing objects stay as they are.
     pub failures: BTreeMap<ClusterRef, String>,
+    /// The EventSource (name rendered for the cluster) the agent must evaluate in each
+    /// matching cluster whose name rendered.
+    pub sources: BTreeMap<ClusterRef, String>,
 }
 
 /// Plans `trigger` against `world`. A bad selector fails the whole trigger.
@@ -52,7 +55,16 @@ pub fn plan(
     let mut plan = Plan::default();
     for cluster in selected {
         plan.matching.push(cluster.reference.clone());
-        match plan_cluster(trigger, trigger_name, cluster, world, render) {
+        let event_source = match source_name(trigger, trigger_name, cluster, render) {
+            Ok(event_source) => event_source,
+            Err(reason) => {
+                plan.failures.insert(cluster.reference.clone(), reason);
+                continue;
+            }
+        };
+        plan.sources
+            .insert(cluster.reference.clone(), event_source.clone());
+        match plan_cluster(trigger, cluster, &event_source, world, render) {
             Ok(desired) => {
                 plan.desired.profiles.extend(desired.profiles);
                 plan.desired.generated.extend(desired.generated);
@@ -65,25 +77,35 @@ pub fn plan(
     Ok(plan)
 }
 
-fn plan_cluster(
+/// The trigger's `eventSourceName`, rendered with the cluster's data.
+fn source_name(
     trigger: &EventTrigger,
     trigger_name: &str,
     cluster: &Cluster,
-    world: &dyn World,
     render: &dyn Render,
-) -> Result<Desired, String> {
+) -> Result<String, String> {
     let reference = &cluster.reference;
     let name = template_name(&reference.namespace, &reference.name, trigger_name);
-    let event_source = render_field(
+    render_field(
         render,
         &name,
         &trigger.spec.event_source_name,
         &cluster_only_data(&cluster.object),
     )
-    .map_err(|e| format!("cannot render eventSourceName: {e}"))?;
+    .map_err(|e| format!("cannot render eventSourceName: {e}"))
+}
+
+fn plan_cluster(
+    trigger: &EventTrigger,
+    cluster: &Cluster,
+    event_source: &str,
+    world: &dyn World,
+    render: &dyn Render,
+) -> Result<Desired, String> {
+    let reference = &cluster.reference;
     // A deleted EventSource withdraws what it produced (upstream leaves it behind).
-    let events = if world.event_source_exists(&event_source) {
-        world.report(reference, &event_source)?.unwrap_or_default()
+    let events = if world.event_source_exists(event_source) {
+        world.report(reference, event_source)?.unwrap_or_default()
     } else {
         ReportEvents::default()
     };
@@ -91,7 +113,7 @@ fn plan_cluster(
         &Inputs {
             trigger,
             cluster,
-            event_source: &event_source,
+            event_source,
             events: &events,
         },
         render,

@@ -5,13 +5,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use api::labels::{
-    CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE, SVELTOS_NAMESPACE,
+    AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
+    SVELTOS_NAMESPACE,
 };
-use api::v1beta1::ClusterProfile;
+use api::v1beta1::{ClusterProfile, agent_sources_config_map_name, agent_sources_key};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client};
 
 use crate::identity::ClusterRef;
@@ -152,6 +154,7 @@ pub async fn apply(
             }
         }
     }
+    applied.written += apply_source_lists(client, caches, trigger, plan).await?;
     if applied.waiting {
         return Ok(applied);
     }
@@ -229,4 +232,82 @@ pub fn secret(generated: &Generated) -> Secret {
         ),
         ..Default::default()
     }
+}
+
+/// Field manager of one trigger's entries in the agents' per-cluster source lists: each
+/// trigger owns its keys, so dropping a key from its apply removes just that key.
+fn source_list_manager(trigger: &str) -> String {
+    format!("sveltos-events-manager/{trigger}")
+}
+
+/// Makes the per-cluster lists of EventSources the hub-mode agent evaluates hold exactly this
+/// trigger's planned (cluster, source) entries. Returns the number of lists written.
+async fn apply_source_lists(
+    client: &Client,
+    caches: &Caches,
+    trigger: &str,
+    plan: &Plan,
+) -> kube::Result<usize> {
+    let mut wanted: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+    for (cluster, source) in &plan.sources {
+        let list = agent_sources_config_map_name(&cluster.name, cluster.cluster_type);
+        wanted
+            .entry((cluster.namespace.clone(), list))
+            .or_default()
+            .insert(agent_sources_key(trigger, source), source.clone());
+    }
+    // Lists holding an entry of this trigger that the plan no longer wants are emptied of it.
+    for existing in caches.config_maps.state() {
+        let labelled = existing
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL));
+        let ours = existing
+            .data
+            .iter()
+            .flatten()
+            .any(|(key, source)| *key == agent_sources_key(trigger, source));
+        if labelled && ours {
+            let place = (
+                existing.metadata.namespace.clone().unwrap_or_default(),
+                existing.metadata.name.clone().unwrap_or_default(),
+            );
+            wanted.entry(place).or_default();
+        }
+    }
+    let params = PatchParams::apply(&source_list_manager(trigger)).force();
+    let mut written = 0;
+    for ((namespace, name), entries) in wanted {
+        let current = caches
+            .config_maps
+            .get(&ObjectRef::new(&name).within(&namespace));
+        let current_entries: BTreeMap<String, String> = current
+            .as_ref()
+            .and_then(|c| c.data.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(key, source)| *key == agent_sources_key(trigger, source))
+            .collect();
+        if current.is_some() && current_entries == entries {
+            continue;
+        }
+        let list = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(namespace.clone()),
+                labels: Some(BTreeMap::from([(
+                    AGENT_SOURCES_LABEL.to_string(),
+                    "true".to_string(),
+                )])),
+                ..Default::default()
+            },
+            data: (!entries.is_empty()).then_some(entries),
+            ..Default::default()
+        };
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+        api.patch(&name, &params, &Patch::Apply(&list)).await?;
+        written += 1;
+    }
+    Ok(written)
 }
