@@ -1,6 +1,7 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
 mod sandbox;
+mod system;
 
 use clap::{Parser, Subcommand};
 

@@ -1,6 +1,6 @@
 //! The `sandbox` subcommand: start virtual clusters and run until SIGINT/SIGTERM.
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use std::path::PathBuf;
 
 /// Flags of `sandbox`.
@@ -12,16 +12,13 @@ pub struct Args {
     /// Number of managed clusters (`cluster-1`...), besides `mgmt`.
     #[arg(long, default_value_t = 2)]
     pub clusters: usize,
-    /// Do not start the sveltos-events controllers (currently the only mode).
+    /// Only the API servers: no CRDs, no registered clusters, no agent or manager.
     #[arg(long)]
     pub no_controllers: bool,
 }
 
 /// Start the sandbox, print where the kubeconfigs are, wait for a signal, shut down.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    if !args.no_controllers {
-        bail!("the sveltos-events controllers are not available yet: pass --no-controllers");
-    }
     let sandbox = sandbox::Sandbox::start(sandbox::SandboxOptions {
         dir: Some(args.dir.clone()),
         managed_clusters: args.clusters,
@@ -36,9 +33,21 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .unwrap_or_default();
         println!("{}\t{}\tKUBECONFIG={}", c.name, c.url(), path);
     }
-    println!("ready: {}", args.dir.join("READY").display());
+    let controllers = if args.no_controllers {
+        None
+    } else {
+        Some(
+            crate::system::start(&sandbox)
+                .await
+                .context("starting the sveltos-events controllers")?,
+        )
+    };
+    let ready = args.dir.join("READY");
+    std::fs::write(&ready, "").with_context(|| format!("writing {}", ready.display()))?;
+    println!("ready: {}", ready.display());
     wait_for_signal().await?;
     tracing::info!("shutting down");
+    drop(controllers);
     sandbox.shutdown().await;
     Ok(())
 }

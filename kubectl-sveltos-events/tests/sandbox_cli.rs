@@ -49,15 +49,3 @@ fn sandbox_writes_kubeconfigs_and_exits_cleanly_on_sigterm() {
     assert!(code.success(), "{code:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-#[test]
-fn sandbox_without_no_controllers_is_refused() {
-    let dir = std::env::temp_dir().join(format!("sbx-cli-refused-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
-        .args(["sandbox", "--dir"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-controllers"));
-}

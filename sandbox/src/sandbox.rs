@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct SandboxOptions {
-    /// Directory receiving `<name>.kubeconfig` files and `READY` (none: no files written).
+    /// Directory receiving `<name>.kubeconfig` files (none: no files written).
     pub dir: Option<PathBuf>,
     /// Number of managed clusters (`cluster-1`...), besides the management cluster `mgmt`.
     pub managed_clusters: usize,
@@ -75,7 +75,8 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Start `mgmt` and the managed clusters, write kubeconfigs, then `READY`.
+    /// Start `mgmt` and the managed clusters and write their kubeconfigs (a stale `READY` is
+    /// removed; the caller writes it once everything it runs on top is up).
     pub async fn start(opts: SandboxOptions) -> Result<Sandbox> {
         let mut names = vec!["mgmt".to_owned()];
         names.extend((1..=opts.managed_clusters).map(|i| format!("cluster-{i}")));
@@ -126,9 +127,6 @@ impl Sandbox {
             }
             tracing::info!(cluster = %name, url = %handle.url(), "cluster started");
             clusters.push(handle);
-        }
-        if let Some(d) = dir {
-            std::fs::write(d.join("READY"), "")?;
         }
         Ok(Sandbox {
             clusters,

@@ -1,0 +1,118 @@
+//! The whole sveltos-events system inside the sandbox: the CRDs, every managed cluster
+//! registered as a SveltosCluster, and the agent (hub mode) and manager running in-process.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use api::v1beta1::SveltosCluster;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ObjectMeta, Patch, PatchParams};
+use kube::{Api, Client};
+use tokio::task::JoinHandle;
+
+/// Field manager of the plugin's writes.
+const FIELD_MANAGER: &str = "kubectl-sveltos-events";
+
+/// Installs (or updates) every sveltos-events CRD.
+pub async fn install_crds(mgmt: &Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(mgmt.clone());
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for crd in api::crd::all().context("generating the CRDs")? {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        crds.patch(&name, &params, &Patch::Apply(&crd))
+            .await
+            .with_context(|| format!("installing CRD {name}"))?;
+    }
+    Ok(())
+}
+
+/// Registers a cluster: its kubeconfig Secret `<name>-sveltos-kubeconfig` and a SveltosCluster
+/// carrying `labels`, both in `namespace` (Sveltos' `register cluster`).
+pub async fn register_cluster(
+    mgmt: &Client,
+    namespace: &str,
+    name: &str,
+    labels: BTreeMap<String, String>,
+    kubeconfig: &str,
+) -> anyhow::Result<()> {
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let secret_name = format!("{name}-sveltos-kubeconfig");
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(secret_name.clone()),
+            namespace: Some(namespace.to_owned()),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(
+            "kubeconfig".to_owned(),
+            ByteString(kubeconfig.as_bytes().to_vec()),
+        )])),
+        ..Default::default()
+    };
+    Api::<Secret>::namespaced(mgmt.clone(), namespace)
+        .patch(&secret_name, &params, &Patch::Apply(&secret))
+        .await
+        .with_context(|| format!("writing Secret {namespace}/{secret_name}"))?;
+    let mut cluster = SveltosCluster::new(name, Default::default());
+    cluster.metadata.namespace = Some(namespace.to_owned());
+    cluster.metadata.labels = Some(labels);
+    Api::<SveltosCluster>::namespaced(mgmt.clone(), namespace)
+        .patch(name, &params, &Patch::Apply(&cluster))
+        .await
+        .with_context(|| format!("writing SveltosCluster {namespace}/{name}"))?;
+    Ok(())
+}
+
+/// The running controllers; dropping it stops them.
+pub struct Controllers {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Controllers {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Installs the CRDs, registers the sandbox's managed clusters (namespace `default`, labels
+/// `env: fv` and `sandbox.sveltos-events.io/cluster: <name>`) and starts the controllers.
+pub async fn start(sandbox: &sandbox::Sandbox) -> anyhow::Result<Controllers> {
+    let mgmt_handle = sandbox
+        .cluster("mgmt")
+        .context("the sandbox has no mgmt cluster")?;
+    let mgmt = mgmt_handle
+        .client()
+        .context("connecting to the mgmt cluster")?;
+    install_crds(&mgmt).await?;
+    for cluster in sandbox.clusters().iter().filter(|c| c.name != "mgmt") {
+        let labels = BTreeMap::from([
+            ("env".to_owned(), "fv".to_owned()),
+            (
+                "sandbox.sveltos-events.io/cluster".to_owned(),
+                cluster.name.clone(),
+            ),
+        ]);
+        register_cluster(
+            &mgmt,
+            "default",
+            &cluster.name,
+            labels,
+            &cluster.kubeconfig_yaml(),
+        )
+        .await?;
+    }
+    let agent = tokio::spawn(agent::hub::run(mgmt.clone(), std::future::pending()));
+    let manager_client = mgmt.clone();
+    let manager = tokio::spawn(async move {
+        if let Err(error) = controller::manager::run(manager_client, std::future::pending()).await {
+            tracing::error!(%error, "the manager stopped");
+        }
+    });
+    Ok(Controllers {
+        tasks: vec![agent, manager],
+    })
+}

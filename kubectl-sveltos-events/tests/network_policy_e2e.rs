@@ -1,0 +1,194 @@
+//! End to end on the sandbox, through the real binary and kubectl: the NetworkPolicy scenario
+//! of the seed documents. A labelled Service in a managed cluster becomes an EventReport (agent),
+//! then a ClusterProfile and an instantiated ConfigMap (manager); deleting the Service
+//! withdraws them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The sandbox process; killed when dropped.
+struct Sandbox {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start(clusters: usize) -> Sandbox {
+    let dir = std::env::temp_dir().join(format!("sbx-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let child = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
+        .args(["sandbox", "--dir"])
+        .arg(&dir)
+        .args(["--clusters", &clusters.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sandbox = Sandbox { child, dir };
+    let start = Instant::now();
+    while !sandbox.dir.join("READY").exists() {
+        assert!(start.elapsed() < TIMEOUT, "READY never appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sandbox
+}
+
+fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(dir.join(format!("{cluster}.kubeconfig")))
+        .args(args)
+        .output()
+        .expect("kubectl is installed");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn items(dir: &Path, cluster: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    let list: Value = serde_json::from_str(&kubectl(dir, cluster, &all)).unwrap();
+    list["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = f() {
+            return value;
+        }
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn example(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/network-policy")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+const TRIGGER_LABEL: &str =
+    "eventtrigger.lib.projectsveltos.io/eventtriggername=service-network-policy";
+
+#[test]
+fn a_labelled_service_becomes_a_cluster_profile_and_an_instantiated_network_policy() {
+    let sandbox = start(1);
+    let dir = sandbox.dir.clone();
+
+    // The sandbox registered cluster-1 and the agent reached it.
+    let ready = eventually("cluster-1 ready", || {
+        let clusters = items(&dir, "mgmt", &["get", "sveltosclusters", "-A"]);
+        clusters
+            .iter()
+            .find(|c| c["metadata"]["name"] == "cluster-1" && c["status"]["ready"] == true)
+            .cloned()
+    });
+    assert_eq!(ready["metadata"]["labels"]["env"], "fv");
+
+    kubectl(&dir, "mgmt", &["apply", "-f", &example("")]);
+    kubectl(
+        &dir,
+        "cluster-1",
+        &["apply", "-f", &example("managed/service.yaml")],
+    );
+
+    // The agent reports the Service in the management cluster.
+    let report = eventually("EventReport", || {
+        let reports = items(&dir, "mgmt", &["get", "eventreports", "-n", "default"]);
+        reports
+            .into_iter()
+            .find(|r| r["metadata"]["name"] == "sveltos--sveltos-service--cluster-1")
+    });
+    assert_eq!(report["spec"]["matchingResources"][0]["name"], "my-service");
+    assert_eq!(
+        report["metadata"]["labels"]["projectsveltos.io/eventsource-name"],
+        "sveltos-service"
+    );
+
+    // The manager generates one ClusterProfile and one instantiated ConfigMap.
+    let profile = eventually("ClusterProfile", || {
+        items(
+            &dir,
+            "mgmt",
+            &["get", "clusterprofiles", "-l", TRIGGER_LABEL],
+        )
+        .pop()
+    });
+    let name = profile["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("sveltos-") && name.len() == 28, "{name}");
+    let labels = &profile["metadata"]["labels"];
+    assert_eq!(
+        labels["eventtrigger.lib.projectsveltos.io/resourcename"],
+        "my-service"
+    );
+    assert_eq!(
+        labels["eventtrigger.lib.projectsveltos.io/clustername"],
+        "cluster-1"
+    );
+    let policy_ref = &profile["spec"]["policyRefs"][0];
+    assert_eq!(policy_ref["namespace"], "projectsveltos");
+    let map = eventually("instantiated ConfigMap", || {
+        items(
+            &dir,
+            "mgmt",
+            &[
+                "get",
+                "configmaps",
+                "-n",
+                "projectsveltos",
+                "-l",
+                TRIGGER_LABEL,
+            ],
+        )
+        .pop()
+    });
+    assert_eq!(map["metadata"]["name"], policy_ref["name"]);
+    let policy = map["data"]["networkpolicy.yaml"].as_str().unwrap();
+    assert!(policy.contains("name: front-my-service"), "{policy}");
+    assert!(policy.contains("namespace: default"), "{policy}");
+    assert!(policy.contains("app.kubernetes.io/name: MyApp"), "{policy}");
+    assert!(policy.contains("- port: 80"), "{policy}");
+
+    // The Service goes: so do the profile and the ConfigMap.
+    kubectl(&dir, "cluster-1", &["delete", "service", "my-service"]);
+    eventually("withdrawal", || {
+        let profiles = items(
+            &dir,
+            "mgmt",
+            &["get", "clusterprofiles", "-l", TRIGGER_LABEL],
+        );
+        let maps = items(
+            &dir,
+            "mgmt",
+            &[
+                "get",
+                "configmaps",
+                "-n",
+                "projectsveltos",
+                "-l",
+                TRIGGER_LABEL,
+            ],
+        );
+        (profiles.is_empty() && maps.is_empty()).then_some(())
+    });
+}
