@@ -180,8 +180,12 @@ fn label<'a>(meta: &'a kube::api::ObjectMeta, key: &str) -> &'a str {
         .map_or("", String::as_str)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
+/// A sandbox with the scenario set up and the manager running.
+async fn running() -> (
+    Sandbox,
+    Client,
+    tokio::task::JoinHandle<Result<(), sveltos_events_controller::manager::ManagerError>>,
+) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter("sveltos_events_controller=debug,kube_runtime=warn")
         .with_test_writer()
@@ -199,6 +203,22 @@ async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
         std::future::pending(),
     ));
 
+    (sandbox, client, manager)
+}
+
+async fn generated_bodies(client: &Client) -> Vec<String> {
+    let mut bodies: Vec<String> = config_maps(client)
+        .await
+        .iter()
+        .filter_map(|m| m.data.as_ref()?.get("policy.yaml").cloned())
+        .collect();
+    bodies.sort();
+    bodies
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
+    let (sandbox, client, manager) = running().await;
     // One ClusterProfile and one instantiated ConfigMap per matching Service.
     let found = eventually("two profiles", || async {
         let found = profiles(&client).await;
@@ -299,6 +319,117 @@ async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
             .is_none();
         (gone && profiles(&client).await.is_empty() && config_maps(&client).await.is_empty())
             .then_some(())
+    })
+    .await;
+
+    manager.abort();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn template_edits_source_deletion_and_cluster_relabelling_converge() {
+    let (sandbox, client, manager) = running().await;
+    eventually("two profiles", || async {
+        (profiles(&client).await.len() == 2).then_some(())
+    })
+    .await;
+
+    // Editing the referenced template re-renders every generated ConfigMap.
+    let templates: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let edited = json!({"data": {"policy.yaml": "name: edge-{{ .Resource.metadata.name }}\n"}});
+    templates
+        .patch(
+            "network-policy",
+            &PatchParams::default(),
+            &Patch::Merge(&edited),
+        )
+        .await
+        .unwrap();
+    eventually("re-rendered ConfigMaps", || async {
+        (generated_bodies(&client).await == ["name: edge-api\n", "name: edge-web\n"]).then_some(())
+    })
+    .await;
+
+    // Deleting the EventSource withdraws what it produced; recreating it brings it back.
+    let sources: Api<api::v1beta1::EventSource> = Api::all(client.clone());
+    let source = sources.get("sveltos-service").await.unwrap();
+    sources
+        .delete("sveltos-service", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("withdrawal after EventSource deletion", || async {
+        (profiles(&client).await.is_empty() && config_maps(&client).await.is_empty()).then_some(())
+    })
+    .await;
+    let mut again = serde_json::to_value(&source).unwrap();
+    again["metadata"] = json!({"name": "sveltos-service"});
+    create(&client, again).await;
+    eventually("profiles back", || async {
+        (profiles(&client).await.len() == 2).then_some(())
+    })
+    .await;
+
+    // A cluster that stops matching loses its profiles and the trigger's status drops it.
+    let clusters: Api<SveltosCluster> = Api::namespaced(client.clone(), "fleet");
+    let relabelled = json!({"metadata": {"labels": {"env": "production"}}});
+    clusters
+        .patch(
+            "cluster-1",
+            &PatchParams::default(),
+            &Patch::Merge(&relabelled),
+        )
+        .await
+        .unwrap();
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    eventually("withdrawal after relabelling", || async {
+        let trigger = triggers.get("service-network-policy").await.unwrap();
+        let unmatched = trigger
+            .status
+            .is_some_and(|s| s.matching_cluster_refs.is_empty());
+        (unmatched && profiles(&client).await.is_empty() && config_maps(&client).await.is_empty())
+            .then_some(())
+    })
+    .await;
+
+    manager.abort();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_template_fails_its_cluster_in_the_status_and_spares_other_triggers() {
+    let (sandbox, client, manager) = running().await;
+    create(
+        &client,
+        json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventTrigger",
+            "metadata": {"name": "broken"},
+            "spec": {
+                "sourceClusterSelector": {"matchLabels": {"env": "fv"}},
+                "eventSourceName": "sveltos-service",
+                "oneForEvent": true,
+                "policyRefs": [{"kind": "ConfigMap", "namespace": "default", "name": "absent"}]
+            }
+        }),
+    )
+    .await;
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    let info = eventually("failure in status", || async {
+        let trigger = triggers.get("broken").await.unwrap();
+        trigger
+            .status
+            .and_then(|s| s.cluster_info.into_iter().next())
+            .filter(|i| i.failure_message.is_some())
+    })
+    .await;
+    assert_eq!(
+        info.status,
+        Some(api::v1beta1::SveltosFeatureStatus::Failed)
+    );
+    let message = info.failure_message.unwrap_or_default();
+    assert!(message.contains("default/absent"), "{message}");
+    // The healthy trigger is unaffected.
+    eventually("healthy trigger's profiles", || async {
+        (profiles(&client).await.len() == 2).then_some(())
     })
     .await;
 

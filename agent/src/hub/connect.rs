@@ -77,6 +77,12 @@ async fn kubeconfig(mgmt: &Client, cluster: &SveltosCluster) -> Result<Vec<u8>, 
         })
 }
 
+/// The client configuration a kubeconfig document describes (its current context).
+pub async fn config_from_kubeconfig(text: &str) -> Result<Config, kube::config::KubeconfigError> {
+    let kubeconfig = Kubeconfig::from_yaml(text)?;
+    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await
+}
+
 /// A client for `cluster`, checked by asking its version.
 async fn connect(
     mgmt: &Client,
@@ -93,8 +99,7 @@ async fn connect(
         reason,
     };
     let text = String::from_utf8(bytes).map_err(|e| invalid(e.to_string()))?;
-    let kubeconfig = Kubeconfig::from_yaml(&text).map_err(|e| invalid(e.to_string()))?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+    let config = config_from_kubeconfig(&text)
         .await
         .map_err(|e| invalid(e.to_string()))?;
     let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
