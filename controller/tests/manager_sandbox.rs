@@ -427,6 +427,21 @@ async fn a_missing_template_fails_its_cluster_in_the_status_and_spares_other_tri
     );
     let message = info.failure_message.unwrap_or_default();
     assert!(message.contains("default/absent"), "{message}");
+    // The failure is also a Kubernetes Event on the trigger.
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::all(client.clone());
+    let event = eventually("Warning event", || async {
+        let list = events.list(&ListParams::default()).await.unwrap();
+        list.items
+            .into_iter()
+            .find(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("broken"))
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    let note = event.note.unwrap_or_default();
+    assert!(
+        note.contains("cluster fleet/cluster-1") && note.contains("default/absent"),
+        "{note}"
+    );
     // The healthy trigger is unaffected.
     eventually("healthy trigger's profiles", || async {
         (profiles(&client).await.len() == 2).then_some(())

@@ -18,6 +18,7 @@ use api::v1beta1::{
 use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ObjectReference, Secret};
 use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource};
@@ -281,6 +282,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
     }
     tracing::info!("caches filled; reconciling");
     let render = GoTemplates::new();
+    let recorder = Recorder::new(client.clone(), reporter());
     let mut retries: BTreeMap<String, Duration> = BTreeMap::new();
     for trigger in caches.triggers.state() {
         queue.mark(trigger.metadata.name.clone().unwrap_or_default());
@@ -292,7 +294,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
             continue;
         }
         for name in batch {
-            match reconcile(&client, &caches, &render, &name).await {
+            match reconcile(&client, &caches, &render, &recorder, &name).await {
                 Ok(Pass::Done) => {
                     retries.remove(&name);
                 }
@@ -329,6 +331,7 @@ pub async fn reconcile(
     client: &Client,
     caches: &Caches,
     render: &GoTemplates,
+    recorder: &Recorder,
     name: &str,
 ) -> Result<Pass, ManagerError> {
     let triggers: Api<EventTrigger> = Api::all(client.clone());
@@ -355,7 +358,14 @@ pub async fn reconcile(
         Ok(plan) => plan,
         Err(reason) => {
             tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
-            write_status(&triggers, &trigger, &Plan::default(), Some(&reason)).await?;
+            write_status(
+                &triggers,
+                recorder,
+                &trigger,
+                &Plan::default(),
+                Some(&reason),
+            )
+            .await?;
             return Err(ManagerError::Plan(reason));
         }
     };
@@ -368,7 +378,7 @@ pub async fn reconcile(
     );
     let result = apply::apply(client, caches, name, &plan).await;
     let failure = result.as_ref().err().map(ToString::to_string);
-    write_status(&triggers, &trigger, &plan, failure.as_deref()).await?;
+    write_status(&triggers, recorder, &trigger, &plan, failure.as_deref()).await?;
     let applied = result?;
     if applied.written + applied.deleted > 0 {
         tracing::info!(
@@ -467,6 +477,7 @@ pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
 
 async fn write_status(
     triggers: &Api<EventTrigger>,
+    recorder: &Recorder,
     trigger: &EventTrigger,
     plan: &Plan,
     failure: Option<&str>,
@@ -475,6 +486,7 @@ async fn write_status(
     if trigger.status.as_ref() == Some(&status) {
         return Ok(());
     }
+    publish_failures(recorder, trigger, &status).await;
     let name = trigger.metadata.name.clone().unwrap_or_default();
     // Lists are written whole so that a cluster that stopped matching disappears.
     let patch = json!({"status": {
@@ -488,5 +500,61 @@ async fn write_status(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(error) => Err(error),
+    }
+}
+
+/// Who publishes the manager's Kubernetes Events.
+fn reporter() -> Reporter {
+    Reporter {
+        controller: "sveltos-events-manager".into(),
+        instance: None,
+    }
+}
+
+/// Publishes a Warning Event on the trigger for each cluster whose failure is new.
+async fn publish_failures(
+    recorder: &Recorder,
+    trigger: &EventTrigger,
+    status: &EventTriggerStatus,
+) {
+    let before = |cluster: &ObjectReference| {
+        trigger
+            .status
+            .iter()
+            .flat_map(|s| &s.cluster_info)
+            .find(|i| &i.cluster == cluster)
+            .and_then(|i| i.failure_message.clone())
+    };
+    let reference = trigger.object_ref(&());
+    for info in &status.cluster_info {
+        let Some(message) = &info.failure_message else {
+            continue;
+        };
+        if before(&info.cluster).as_ref() == Some(message) {
+            continue;
+        }
+        let cluster = format!(
+            "{}/{}",
+            info.cluster.namespace.as_deref().unwrap_or_default(),
+            info.cluster.name.as_deref().unwrap_or_default()
+        );
+        let mut note = format!("cluster {cluster}: {message}");
+        if note.len() > 1000 {
+            let mut end = 1000;
+            while !note.is_char_boundary(end) {
+                end -= 1;
+            }
+            note.truncate(end);
+        }
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "GenerationFailed".into(),
+            note: Some(note),
+            action: "Generate".into(),
+            secondary: None,
+        };
+        if let Err(error) = recorder.publish(&event, &reference).await {
+            tracing::warn!(%error, "cannot publish Kubernetes Event");
+        }
     }
 }
