@@ -57,23 +57,12 @@ async fn kubeconfig(mgmt: &Client, cluster: &SveltosCluster) -> Result<Vec<u8>, 
             reason: e.to_string(),
         })?;
     let data = secret.and_then(|s| s.data).unwrap_or_default();
-    let wanted = &cluster.spec.kubeconfig_key_name;
-    let bytes = if wanted.is_empty() {
-        data.get("kubeconfig")
-            .or_else(|| data.get("value"))
-            .or_else(|| (data.len() == 1).then(|| data.values().next()).flatten())
-    } else {
-        data.get(wanted)
-    };
-    bytes
-        .map(|b| b.0.clone())
-        .ok_or_else(|| ConnectError::Secret {
+    cluster
+        .kubeconfig_from_secret(&data)
+        .map(<[u8]>::to_vec)
+        .map_err(|reason| ConnectError::Secret {
             secret: secret_name,
-            reason: if wanted.is_empty() {
-                "no key kubeconfig or value".into()
-            } else {
-                format!("no key {wanted}")
-            },
+            reason,
         })
 }
 

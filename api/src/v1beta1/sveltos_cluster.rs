@@ -264,6 +264,29 @@ impl SveltosCluster {
             && self.status.as_ref().is_some_and(|s| s.ready)
     }
 
+    /// The kubeconfig in this cluster's Secret `data`: key `kubeconfigKeyName` when set, else
+    /// `kubeconfig`, else `value`, else the Secret's only key; `Err` says which key is missing.
+    pub fn kubeconfig_from_secret<'a>(
+        &self,
+        data: &'a BTreeMap<String, ByteString>,
+    ) -> Result<&'a [u8], String> {
+        let wanted = &self.spec.kubeconfig_key_name;
+        let found = if wanted.is_empty() {
+            data.get("kubeconfig")
+                .or_else(|| data.get("value"))
+                .or_else(|| (data.len() == 1).then(|| data.values().next()).flatten())
+        } else {
+            data.get(wanted)
+        };
+        found.map(|b| b.0.as_slice()).ok_or_else(|| {
+            if wanted.is_empty() {
+                "no key kubeconfig or value".to_owned()
+            } else {
+                format!("no key {wanted}")
+            }
+        })
+    }
+
     /// Name of the Secret holding this cluster's kubeconfig.
     pub fn kubeconfig_secret_name(&self) -> String {
         if self.spec.kubeconfig_name.is_empty() {
