@@ -1,12 +1,13 @@
 //! The template engine behind [`Render`]: Go text/template with Sprig and Sveltos' event
 //! functions, `missingkey=error`, parsed templates cached by content.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 use template::sprig::sprig_funcs;
-use template::sveltos::sveltos_event_funcs;
-use template::{FuncMap, MissingKey, Options, TemplateCache};
+use template::sveltos::{sveltos_addon_funcs, sveltos_event_funcs};
+use template::{FuncMap, MissingKey, Options, Template, TemplateCache};
 
 use crate::render::Render;
 
@@ -52,6 +53,34 @@ impl Render for GoTemplates {
             .execute(&template::Value::from(data))
             .map_err(|e| e.to_string())
     }
+}
+
+/// Renders an add-on template (`projectsveltos.io/template`) as Sveltos' addon-controller
+/// does: Sprig and Sveltos functions, with `getResource` and friends reading `resources`
+/// (templateResourceRefs by identifier), `missingkey=error`.
+pub fn render_addon(
+    name: &str,
+    text: &str,
+    data: &Value,
+    resources: &BTreeMap<String, Value>,
+) -> Result<String, String> {
+    let resources: BTreeMap<String, template::Value> = resources
+        .iter()
+        .map(|(k, v)| (k.clone(), template::Value::from(v)))
+        .collect();
+    let mut funcs = FuncMap::new();
+    funcs.extend(&sprig_funcs());
+    funcs.extend(&sveltos_event_funcs());
+    funcs.extend(&sveltos_addon_funcs(Arc::new(resources)));
+    let options = Options {
+        missing_key: MissingKey::Error,
+        ..Options::default()
+    };
+    let template =
+        Template::parse(name, text, Arc::new(funcs), options).map_err(|e| e.to_string())?;
+    template
+        .execute(&template::Value::from(data))
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! server; the reconcilers that read and write the cluster are thin layers on top.
 
 pub mod clusters;
+pub mod deployer;
 pub mod engine;
 pub mod event_data;
 pub mod identity;
@@ -12,6 +13,7 @@ pub mod instantiate;
 pub mod manager;
 pub mod plan;
 pub mod profiles;
+pub mod queue;
 pub mod render;
 #[cfg(test)]
 mod testing;

@@ -14,6 +14,9 @@ struct Args {
     /// Log as JSON lines.
     #[arg(long)]
     json_logs: bool,
+    /// Do not deploy ClusterProfiles: leave that to an installed Sveltos addon-controller.
+    #[arg(long)]
+    no_deployer: bool,
 }
 
 #[tokio::main]
@@ -46,7 +49,17 @@ async fn main() -> anyhow::Result<()> {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutting down");
     };
-    sveltos_events_controller::manager::run(client, shutdown)
-        .await
-        .context("the manager stopped")
+    let manager = sveltos_events_controller::manager::run(client.clone(), std::future::pending());
+    let deployer = async {
+        if args.no_deployer {
+            std::future::pending().await
+        } else {
+            sveltos_events_controller::deployer::run(client, std::future::pending()).await
+        }
+    };
+    tokio::select! {
+        () = shutdown => Ok(()),
+        result = manager => result.context("the manager stopped"),
+        result = deployer => result.context("the deployer stopped"),
+    }
 }

@@ -79,7 +79,8 @@ impl Drop for Controllers {
 }
 
 /// Installs the CRDs, registers the sandbox's managed clusters (namespace `default`, labels
-/// `env: fv` and `sandbox.sveltos-events.io/cluster: <name>`) and starts the controllers.
+/// `env: fv` and `sandbox.sveltos-events.io/cluster: <name>`) and starts the agent, the
+/// manager and the deployer.
 pub async fn start(sandbox: &sandbox::Sandbox) -> anyhow::Result<Controllers> {
     let mgmt_handle = sandbox
         .cluster("mgmt")
@@ -112,7 +113,14 @@ pub async fn start(sandbox: &sandbox::Sandbox) -> anyhow::Result<Controllers> {
             tracing::error!(%error, "the manager stopped");
         }
     });
+    let deployer_client = mgmt.clone();
+    let deployer = tokio::spawn(async move {
+        if let Err(error) = controller::deployer::run(deployer_client, std::future::pending()).await
+        {
+            tracing::error!(%error, "the deployer stopped");
+        }
+    });
     Ok(Controllers {
-        tasks: vec![agent, manager],
+        tasks: vec![agent, manager, deployer],
     })
 }

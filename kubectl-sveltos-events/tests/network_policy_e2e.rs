@@ -169,7 +169,48 @@ fn a_labelled_service_becomes_a_cluster_profile_and_an_instantiated_network_poli
     assert!(policy.contains("app.kubernetes.io/name: MyApp"), "{policy}");
     assert!(policy.contains("- port: 80"), "{policy}");
 
-    // The Service goes: so do the profile and the ConfigMap.
+    // The deployer puts the NetworkPolicy into cluster-1, with Sveltos' metadata.
+    let policy = eventually("NetworkPolicy in cluster-1", || {
+        items(
+            &dir,
+            "cluster-1",
+            &["get", "networkpolicies", "-n", "default"],
+        )
+        .pop()
+    });
+    assert_eq!(policy["metadata"]["name"], "front-my-service");
+    assert_eq!(
+        policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/name"],
+        "MyApp"
+    );
+    assert_eq!(policy["spec"]["ingress"][0]["ports"][0]["port"], 80);
+    let annotations = &policy["metadata"]["annotations"];
+    assert_eq!(
+        annotations["projectsveltos.io/reference-namespace"],
+        "projectsveltos"
+    );
+    assert_eq!(
+        annotations["projectsveltos.io/reference-name"],
+        policy_ref["name"]
+    );
+    assert_eq!(
+        annotations["projectsveltos.io/owner-name"],
+        profile["metadata"]["name"]
+    );
+    assert!(
+        annotations["projectsveltos.io/hash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    let summaries = items(&dir, "mgmt", &["get", "clustersummaries", "-n", "default"]);
+    assert_eq!(summaries.len(), 1, "{summaries:?}");
+    assert_eq!(
+        summaries[0]["status"]["featureSummaries"][0]["status"],
+        "Provisioned"
+    );
+
+    // The Service goes: so do the profile, the ConfigMap and the NetworkPolicy.
     kubectl(&dir, "cluster-1", &["delete", "service", "my-service"]);
     eventually("withdrawal", || {
         let profiles = items(
@@ -189,6 +230,9 @@ fn a_labelled_service_becomes_a_cluster_profile_and_an_instantiated_network_poli
                 TRIGGER_LABEL,
             ],
         );
-        (profiles.is_empty() && maps.is_empty()).then_some(())
+        let policies = items(&dir, "cluster-1", &["get", "networkpolicies", "-A"]);
+        let summaries = items(&dir, "mgmt", &["get", "clustersummaries", "-A"]);
+        (profiles.is_empty() && maps.is_empty() && policies.is_empty() && summaries.is_empty())
+            .then_some(())
     });
 }

@@ -42,42 +42,51 @@ pub fn generated_by(labels: Option<&BTreeMap<String, String>>, trigger: &str) ->
         .is_some_and(|t| t == trigger)
 }
 
+/// A referenced ConfigMap or Secret from the caches (Secret data decoded as text).
+pub fn referenced(
+    config_maps: &Store<ConfigMap>,
+    secrets: &Store<Secret>,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<Referenced> {
+    match kind {
+        "ConfigMap" => {
+            let object = config_maps.get(&ObjectRef::new(name).within(namespace))?;
+            Some(Referenced {
+                kind: kind.to_string(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                annotations: object.metadata.annotations.clone().unwrap_or_default(),
+                data: object.data.clone().unwrap_or_default(),
+                secret_type: None,
+            })
+        }
+        "Secret" => {
+            let object = secrets.get(&ObjectRef::new(name).within(namespace))?;
+            let mut data: BTreeMap<String, String> = object
+                .data
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), String::from_utf8_lossy(&v.0).into_owned()))
+                .collect();
+            data.extend(object.string_data.clone().unwrap_or_default());
+            Some(Referenced {
+                kind: kind.to_string(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                annotations: object.metadata.annotations.clone().unwrap_or_default(),
+                data,
+                secret_type: object.type_.clone(),
+            })
+        }
+        _ => None,
+    }
+}
+
 impl Lookup for Caches {
     fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Referenced> {
-        match kind {
-            "ConfigMap" => {
-                let object = self
-                    .config_maps
-                    .get(&ObjectRef::new(name).within(namespace))?;
-                Some(Referenced {
-                    kind: kind.to_string(),
-                    namespace: namespace.to_string(),
-                    name: name.to_string(),
-                    annotations: object.metadata.annotations.clone().unwrap_or_default(),
-                    data: object.data.clone().unwrap_or_default(),
-                    secret_type: None,
-                })
-            }
-            "Secret" => {
-                let object = self.secrets.get(&ObjectRef::new(name).within(namespace))?;
-                let mut data: BTreeMap<String, String> = object
-                    .data
-                    .iter()
-                    .flatten()
-                    .map(|(k, v)| (k.clone(), String::from_utf8_lossy(&v.0).into_owned()))
-                    .collect();
-                data.extend(object.string_data.clone().unwrap_or_default());
-                Some(Referenced {
-                    kind: kind.to_string(),
-                    namespace: namespace.to_string(),
-                    name: name.to_string(),
-                    annotations: object.metadata.annotations.clone().unwrap_or_default(),
-                    data,
-                    secret_type: object.type_.clone(),
-                })
-            }
-            _ => None,
-        }
+        referenced(&self.config_maps, &self.secrets, kind, namespace, name)
     }
 }
 

@@ -5,10 +5,9 @@
 pub mod apply;
 pub mod caches;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use api::labels::{EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL};
 use api::v1beta1::{
@@ -24,17 +23,12 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use tokio::sync::Notify;
 
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, plan};
+use crate::queue::{Pass, Queue, Retries};
 use caches::Caches;
-
-/// Delay before a failed trigger is tried again (doubles up to [`MAX_RETRY`]).
-const FIRST_RETRY: Duration = Duration::from_millis(500);
-/// Longest delay between retries of a failing trigger.
-const MAX_RETRY: Duration = Duration::from_secs(30);
 
 /// Errors of the running manager.
 #[derive(Debug, thiserror::Error)]
@@ -45,29 +39,6 @@ pub enum ManagerError {
     /// The trigger cannot be planned (e.g. a bad selector).
     #[error("{0}")]
     Plan(String),
-}
-
-/// Triggers waiting to be reconciled.
-#[derive(Default)]
-struct Queue {
-    dirty: Mutex<BTreeSet<String>>,
-    notify: Notify,
-}
-
-impl Queue {
-    fn mark(&self, trigger: impl Into<String>) {
-        if let Ok(mut dirty) = self.dirty.lock() {
-            dirty.insert(trigger.into());
-        }
-        self.notify.notify_one();
-    }
-
-    fn take(&self) -> BTreeSet<String> {
-        self.dirty
-            .lock()
-            .map(|mut d| std::mem::take(&mut *d))
-            .unwrap_or_default()
-    }
 }
 
 /// Runs the manager against the management cluster until `shutdown` completes.
@@ -104,7 +75,7 @@ async fn ensure_namespace(client: &Client, name: &str) -> Result<(), ManagerErro
 }
 
 /// A reflector over all objects of `K`, and the stream of objects it saw change.
-fn reflect<K>(
+pub(crate) fn reflect<K>(
     client: &Client,
     config: watcher::Config,
 ) -> (Store<K>, impl Stream<Item = K> + Send + use<K>)
@@ -283,47 +254,16 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
     tracing::info!("caches filled; reconciling");
     let render = GoTemplates::new();
     let recorder = Recorder::new(client.clone(), reporter());
-    let mut retries: BTreeMap<String, Duration> = BTreeMap::new();
+    let mut retries = Retries::default();
     for trigger in caches.triggers.state() {
         queue.mark(trigger.metadata.name.clone().unwrap_or_default());
     }
     loop {
-        let batch = queue.take();
-        if batch.is_empty() {
-            queue.notify.notified().await;
-            continue;
-        }
-        for name in batch {
-            match reconcile(&client, &caches, &render, &recorder, &name).await {
-                Ok(Pass::Done) => {
-                    retries.remove(&name);
-                }
-                outcome => {
-                    if let Err(error) = &outcome {
-                        tracing::warn!(trigger = %name, %error, "reconcile failed; will retry");
-                    }
-                    let delay = retries
-                        .get(&name)
-                        .map_or(FIRST_RETRY, |d| (*d * 2).min(MAX_RETRY));
-                    retries.insert(name.clone(), delay);
-                    let queue = Arc::clone(&queue);
-                    tokio::spawn(async move {
-                        tokio::time::sleep(delay).await;
-                        queue.mark(name);
-                    });
-                }
-            }
+        for name in queue.next_batch().await {
+            let outcome = reconcile(&client, &caches, &render, &recorder, &name).await;
+            retries.record(&queue, "EventTrigger", name, outcome);
         }
     }
-}
-
-/// Whether a trigger needs another pass.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Pass {
-    /// In step with its inputs.
-    Done,
-    /// Something is pending or failed: try again later.
-    Again,
 }
 
 /// Plans and applies one trigger; records the outcome in its status.

@@ -1,0 +1,539 @@
+//! One ClusterProfile in one cluster: gather the objects its policyRefs hold (rendered when
+//! the referenced object asks for it), apply them with Sveltos' metadata, and delete what an
+//! earlier pass deployed that is no longer wanted; or withdraw everything.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use api::labels::{CLUSTER_PROFILE_SECRET_TYPE, TEMPLATE_ANNOTATION};
+use api::v1beta1::{
+    ClusterProfileSpec, DeploymentType, PolicyRef, StopMatchingBehavior, TemplateResourceRef,
+};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{
+    Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams, ObjectMeta, Patch, PatchParams,
+    PostParams,
+};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+
+use crate::clusters::Cluster;
+use crate::deployer::Caches;
+use crate::deployer::documents::objects;
+use crate::deployer::metadata::{Owner, Reference, conflict, decorate, deployed_by, strip};
+use crate::deployer::targets::{Target, Targets};
+use crate::engine::{GoTemplates, render_addon};
+use crate::event_data::cluster_only_data;
+use crate::instantiate::Lookup;
+use crate::render::{render_field, template_name};
+
+/// Field manager of deployed objects, as Sveltos' addon-controller.
+pub const FIELD_MANAGER: &str = "application/apply-patch";
+
+/// One object to deploy.
+struct Manifest {
+    target: Target,
+    reference: Reference,
+    skip_namespace_creation: bool,
+    object: Value,
+}
+
+/// A deployed object's identity.
+type Key = (Target, String, String, String);
+
+/// What a pass did in one cluster.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Kinds deployed (`Kind.version.group`), the record cleanup reads next time.
+    pub gvks: Vec<String>,
+    /// Why the pass failed, if it did.
+    pub failure: Option<String>,
+}
+
+/// `Kind.version.group`, the form ClusterSummaries record deployed kinds in.
+pub fn gvk_string(gvk: &GroupVersionKind) -> String {
+    format!("{}.{}.{}", gvk.kind, gvk.version, gvk.group)
+}
+
+fn parse_gvk(text: &str) -> Option<GroupVersionKind> {
+    let (kind, rest) = text.split_once('.')?;
+    let (version, group) = rest.split_once('.').unwrap_or((rest, ""));
+    Some(GroupVersionKind::gvk(group, version, kind))
+}
+
+fn object_gvk(object: &Value) -> GroupVersionKind {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    GroupVersionKind::gvk(group, version, kind)
+}
+
+fn target_of(reference: &PolicyRef, cluster: &Cluster) -> Target {
+    match reference.deployment_type {
+        DeploymentType::Local => Target::Local,
+        DeploymentType::Remote => Target::Remote(cluster.reference.clone()),
+    }
+}
+
+/// The summary annotation value of a cluster: `<type>-<namespace>-<name>`.
+pub fn summary_annotation(cluster: &Cluster) -> String {
+    let reference = &cluster.reference;
+    format!(
+        "{}-{}-{}",
+        reference.cluster_type.lowercase(),
+        reference.namespace,
+        reference.name
+    )
+}
+
+/// The per-pass context.
+pub struct Deployer<'a> {
+    /// Caches of the management cluster.
+    pub caches: &'a Caches,
+    /// Clients and discovery.
+    pub targets: &'a mut Targets,
+    /// Renders names (cluster-only templates).
+    pub names: &'a GoTemplates,
+}
+
+impl Deployer<'_> {
+    /// The objects `templateResourceRefs` name, by identifier, fetched from the management
+    /// cluster.
+    async fn template_resources(
+        &mut self,
+        profile: &str,
+        refs: &[TemplateResourceRef],
+        cluster: &Cluster,
+    ) -> Result<BTreeMap<String, Value>, String> {
+        let data = cluster_only_data(&cluster.object);
+        let name = template_name(
+            &cluster.reference.namespace,
+            &cluster.reference.name,
+            profile,
+        );
+        let mut resources = BTreeMap::new();
+        for reference in refs {
+            let resource = &reference.resource;
+            let field = |text: &Option<String>| {
+                render_field(
+                    self.names,
+                    &name,
+                    text.as_deref().unwrap_or_default(),
+                    &data,
+                )
+            };
+            let object_name = field(&resource.name)?;
+            let namespace = field(&resource.namespace)?;
+            let api_version = resource.api_version.clone().unwrap_or_default();
+            let gvk = object_gvk(&json!({"apiVersion": api_version, "kind": resource.kind}));
+            let mgmt = self.targets.mgmt().clone();
+            let served = self.targets.kind(&Target::Local, &mgmt, &gvk).await?;
+            let api: Api<DynamicObject> = if served.namespaced {
+                let namespace = if namespace.is_empty() {
+                    cluster.reference.namespace.clone()
+                } else {
+                    namespace
+                };
+                Api::namespaced_with(mgmt, &namespace, &served.resource)
+            } else {
+                Api::all_with(mgmt, &served.resource)
+            };
+            match api.get_opt(&object_name).await.map_err(|e| e.to_string())? {
+                Some(object) => {
+                    let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
+                    resources.insert(reference.identifier.clone(), value);
+                }
+                None if reference.optional => {}
+                None => {
+                    return Err(format!(
+                        "templateResourceRef {}: {} {object_name} does not exist",
+                        reference.identifier, gvk.kind
+                    ));
+                }
+            }
+        }
+        Ok(resources)
+    }
+
+    /// Every object the profile's policyRefs hold for `cluster`, in policyRef order.
+    async fn manifests(
+        &mut self,
+        profile: &str,
+        spec: &ClusterProfileSpec,
+        cluster: &Cluster,
+    ) -> Result<Vec<Manifest>, String> {
+        let mut resources = None;
+        let mut out = Vec::new();
+        for reference in &spec.policy_refs {
+            let namespace = if reference.namespace.is_empty() {
+                &cluster.reference.namespace
+            } else {
+                &reference.namespace
+            };
+            let place = format!("{} {namespace}/{}", reference.kind, reference.name);
+            if reference.kind != "ConfigMap" && reference.kind != "Secret" {
+                return Err(format!(
+                    "policyRef {place}: only ConfigMaps and Secrets are deployed by sveltos-events so far"
+                ));
+            }
+            let Some(found) = self.caches.get(&reference.kind, namespace, &reference.name) else {
+                if reference.optional {
+                    continue;
+                }
+                return Err(format!("policyRef {place} does not exist"));
+            };
+            if reference.kind == "Secret"
+                && found.secret_type.as_deref() != Some(CLUSTER_PROFILE_SECRET_TYPE)
+            {
+                return Err(format!(
+                    "policyRef {place}: a Secret must have type {CLUSTER_PROFILE_SECRET_TYPE}"
+                ));
+            }
+            let templated = found.annotations.contains_key(TEMPLATE_ANNOTATION);
+            if templated && resources.is_none() {
+                resources = Some(
+                    self.template_resources(profile, &spec.template_resource_refs, cluster)
+                        .await?,
+                );
+            }
+            let data = json!({"Cluster": cluster.object, "MgmtResources": resources.clone().unwrap_or_default()});
+            let name = template_name(
+                &cluster.reference.namespace,
+                &cluster.reference.name,
+                profile,
+            );
+            for (key, text) in &found.data {
+                let text = if templated {
+                    render_addon(
+                        &name,
+                        text,
+                        &data,
+                        resources.as_ref().unwrap_or(&BTreeMap::new()),
+                    )
+                    .map_err(|e| format!("policyRef {place} key {key:?}: {e}"))?
+                } else {
+                    text.clone()
+                };
+                for object in objects(key, &text).map_err(|e| format!("policyRef {place}: {e}"))? {
+                    out.push(Manifest {
+                        target: target_of(reference, cluster),
+                        reference: Reference {
+                            kind: reference.kind.clone(),
+                            namespace: namespace.clone(),
+                            name: reference.name.clone(),
+                            tier: reference.tier,
+                        },
+                        skip_namespace_creation: reference.skip_namespace_creation,
+                        object,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Applies one manifest; returns its key.
+    async fn apply(
+        &mut self,
+        manifest: Manifest,
+        owner: &Owner,
+        namespaces: &mut BTreeSet<(Target, String)>,
+    ) -> Result<(Key, String), String> {
+        let Manifest {
+            target,
+            reference,
+            skip_namespace_creation,
+            mut object,
+        } = manifest;
+        let client = self.client(&target).await?;
+        let gvk = object_gvk(&object);
+        let served = self.targets.kind(&target, &client, &gvk).await?;
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let described = format!("{} {name}", gvk.kind);
+        let mut namespace = String::new();
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            if served.namespaced {
+                namespace = metadata
+                    .get("namespace")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or("default")
+                    .to_owned();
+                metadata.insert("namespace".into(), namespace.clone().into());
+            } else {
+                metadata.remove("namespace");
+            }
+        }
+        if served.namespaced
+            && !skip_namespace_creation
+            && namespaces.insert((target.clone(), namespace.clone()))
+        {
+            ensure_namespace(&client, &namespace).await?;
+        }
+        let api: Api<DynamicObject> = if served.namespaced {
+            Api::namespaced_with(client, &namespace, &served.resource)
+        } else {
+            Api::all_with(client, &served.resource)
+        };
+        let failed = |e: kube::Error| format!("{described}: {e}");
+        if let Some(existing) = api.get_opt(&name).await.map_err(failed)? {
+            let existing = serde_json::to_value(existing).map_err(|e| e.to_string())?;
+            if let Some(reason) = conflict(&existing, owner) {
+                return Err(format!("conflict on {described}: {reason}"));
+            }
+        }
+        decorate(&mut object, owner, &reference);
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        api.patch(&name, &params, &Patch::Apply(&object))
+            .await
+            .map_err(failed)?;
+        Ok((
+            (target, gvk_string(&gvk), namespace, name),
+            gvk_string(&gvk),
+        ))
+    }
+
+    async fn client(&mut self, target: &Target) -> Result<Client, String> {
+        self.targets
+            .client(target, &self.caches.clusters, &self.caches.secrets)
+            .await
+    }
+
+    /// Deploys `spec` of profile `profile` into `cluster`; `previous` is the record of the
+    /// last pass (kinds deployed, and the profile spec then).
+    pub async fn deploy(
+        &mut self,
+        profile: &str,
+        spec: &ClusterProfileSpec,
+        cluster: &Cluster,
+        previous: Option<(&[String], &ClusterProfileSpec)>,
+    ) -> Outcome {
+        let owner = Owner {
+            profile: profile.to_owned(),
+            tier: spec.tier,
+            summary: summary_annotation(cluster),
+            deployment_type: "Remote".to_owned(),
+            extra_labels: spec.extra_labels.clone(),
+            extra_annotations: spec.extra_annotations.clone(),
+        };
+        let manifests = match self.manifests(profile, spec, cluster).await {
+            Ok(manifests) => manifests,
+            Err(failure) => {
+                return Outcome {
+                    gvks: previous.map(|p| p.0.to_vec()).unwrap_or_default(),
+                    failure: Some(failure),
+                };
+            }
+        };
+        let mut deployed = BTreeSet::new();
+        let mut gvks = BTreeSet::new();
+        let mut namespaces = BTreeSet::new();
+        let mut failure = None;
+        for manifest in manifests {
+            let mut owner = owner.clone();
+            if manifest.target == Target::Local {
+                owner.deployment_type = "Local".to_owned();
+            }
+            match self.apply(manifest, &owner, &mut namespaces).await {
+                Ok((key, gvk)) => {
+                    deployed.insert(key);
+                    gvks.insert(gvk);
+                }
+                Err(reason) => {
+                    failure = Some(reason);
+                    if !spec.continue_on_error {
+                        break;
+                    }
+                }
+            }
+        }
+        // Keep the record of earlier kinds until a complete pass has cleaned them up.
+        let earlier: Vec<String> = previous.map(|p| p.0.to_vec()).unwrap_or_default();
+        if failure.is_none() {
+            let mut targets: BTreeSet<Target> = spec
+                .policy_refs
+                .iter()
+                .map(|r| target_of(r, cluster))
+                .collect();
+            if let Some((_, old)) = previous {
+                targets.extend(old.policy_refs.iter().map(|r| target_of(r, cluster)));
+            }
+            let kinds: BTreeSet<String> = earlier
+                .iter()
+                .cloned()
+                .chain(gvks.iter().cloned())
+                .collect();
+            if let Err(reason) = self
+                .remove_stale(
+                    &targets,
+                    &kinds,
+                    &owner,
+                    &deployed,
+                    StopMatchingBehavior::WithdrawPolicies,
+                )
+                .await
+            {
+                failure = Some(reason);
+            }
+        }
+        let mut recorded: BTreeSet<String> = gvks;
+        if failure.is_some() {
+            recorded.extend(earlier);
+        }
+        Outcome {
+            gvks: recorded.into_iter().collect(),
+            failure,
+        }
+    }
+
+    /// Deletes (or, with `LeavePolicies`, disowns) objects of `kinds` in `targets` that
+    /// `owner` deployed and that are not in `keep`.
+    async fn remove_stale(
+        &mut self,
+        targets: &BTreeSet<Target>,
+        kinds: &BTreeSet<String>,
+        owner: &Owner,
+        keep: &BTreeSet<Key>,
+        behaviour: StopMatchingBehavior,
+    ) -> Result<(), String> {
+        for target in targets {
+            let client = self.client(target).await?;
+            for kind in kinds {
+                let Some(gvk) = parse_gvk(kind) else { continue };
+                let Ok(served) = self.targets.kind(target, &client, &gvk).await else {
+                    // The kind is gone from the cluster, and its objects with it.
+                    continue;
+                };
+                let all: Api<DynamicObject> = Api::all_with(client.clone(), &served.resource);
+                let listed = all
+                    .list(&ListParams::default())
+                    .await
+                    .map_err(|e| format!("listing {}: {e}", gvk.kind))?;
+                for object in listed {
+                    let namespace = object.namespace().unwrap_or_default();
+                    let name = object.name_any();
+                    let key = (
+                        target.clone(),
+                        kind.clone(),
+                        namespace.clone(),
+                        name.clone(),
+                    );
+                    let value = serde_json::to_value(&object).map_err(|e| e.to_string())?;
+                    if keep.contains(&key) || !deployed_by(&value, &owner.profile, &owner.summary) {
+                        continue;
+                    }
+                    let api: Api<DynamicObject> = if served.namespaced {
+                        Api::namespaced_with(client.clone(), &namespace, &served.resource)
+                    } else {
+                        Api::all_with(client.clone(), &served.resource)
+                    };
+                    let result = match behaviour {
+                        StopMatchingBehavior::WithdrawPolicies => api
+                            .delete(&name, &DeleteParams::background())
+                            .await
+                            .map(|_| ()),
+                        StopMatchingBehavior::LeavePolicies => {
+                            let mut stripped = value;
+                            strip(&mut stripped);
+                            let object: DynamicObject =
+                                serde_json::from_value(stripped).map_err(|e| e.to_string())?;
+                            api.replace(&name, &PostParams::default(), &object)
+                                .await
+                                .map(|_| ())
+                        }
+                    };
+                    match result {
+                        Ok(()) => {}
+                        Err(kube::Error::Api(status)) if status.code == 404 => {}
+                        Err(error) => return Err(format!("removing {} {name}: {error}", gvk.kind)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Withdraws what `profile` deployed in `cluster` (the profile is gone or no longer
+    /// matches the cluster), as recorded by the cluster's summary.
+    pub async fn withdraw(
+        &mut self,
+        profile: &str,
+        spec: &ClusterProfileSpec,
+        cluster: &Cluster,
+        kinds: &[String],
+    ) -> Result<(), String> {
+        let owner = Owner {
+            profile: profile.to_owned(),
+            tier: spec.tier,
+            summary: summary_annotation(cluster),
+            deployment_type: String::new(),
+            extra_labels: BTreeMap::new(),
+            extra_annotations: BTreeMap::new(),
+        };
+        let targets: BTreeSet<Target> = spec
+            .policy_refs
+            .iter()
+            .map(|r| target_of(r, cluster))
+            .collect();
+        let kinds: BTreeSet<String> = kinds.iter().cloned().collect();
+        self.remove_stale(
+            &targets,
+            &kinds,
+            &owner,
+            &BTreeSet::new(),
+            spec.stop_matching_behavior,
+        )
+        .await
+    }
+}
+
+async fn ensure_namespace(client: &Client, name: &str) -> Result<(), String> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    if namespaces
+        .get_opt(name)
+        .await
+        .map_err(|e| format!("namespace {name}: {e}"))?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    match namespaces.create(&PostParams::default(), &namespace).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(error) => Err(format!("creating namespace {name}: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn kind_strings_round_trip() {
+        let gvk = GroupVersionKind::gvk("networking.k8s.io", "v1", "NetworkPolicy");
+        assert_eq!(gvk_string(&gvk), "NetworkPolicy.v1.networking.k8s.io");
+        assert_eq!(parse_gvk("NetworkPolicy.v1.networking.k8s.io"), Some(gvk));
+        assert_eq!(
+            parse_gvk("ConfigMap.v1."),
+            Some(GroupVersionKind::gvk("", "v1", "ConfigMap"))
+        );
+    }
+}

@@ -1,0 +1,452 @@
+//! The built-in deployer: puts every ClusterProfile's policyRefs into the clusters it matches
+//! and withdraws them when the profile goes or a cluster stops matching. Each (profile,
+//! cluster) pair has a ClusterSummary `<profile>-<type>-<cluster>` in the cluster's namespace,
+//! as Sveltos' addon-controller keeps; its status records the outcome and the kinds deployed,
+//! which is what withdrawal reads (so summaries carry no owner reference: they must outlive
+//! their profile until its objects are gone).
+
+pub mod deploy;
+pub mod documents;
+pub mod metadata;
+pub mod targets;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+
+use api::labels::{
+    CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL,
+    CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL,
+};
+use api::v1beta1::{
+    ClusterProfile, ClusterProfileSpec, ClusterSummary, FeatureId, FeatureStatus, SveltosCluster,
+    SyncMode,
+};
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Client, Resource};
+use serde_json::{Value, json};
+
+use crate::clusters::{Cluster, select};
+use crate::engine::GoTemplates;
+use crate::instantiate::{Lookup, Referenced};
+use crate::manager::caches::referenced;
+use crate::manager::{ManagerError, reflect};
+use crate::queue::{Pass, Queue, Retries};
+use deploy::{Deployer, Outcome};
+use targets::Targets;
+
+/// Field manager of the deployer's ClusterSummary writes.
+const SUMMARY_MANAGER: &str = "sveltos-events-deployer";
+
+/// Reflector stores of everything the deployer reads in the management cluster.
+#[derive(Clone)]
+pub struct Caches {
+    /// Every ClusterProfile (generated or written by hand).
+    pub profiles: Store<ClusterProfile>,
+    /// SveltosClusters.
+    pub clusters: Store<SveltosCluster>,
+    /// ConfigMaps (policyRefs content).
+    pub config_maps: Store<ConfigMap>,
+    /// Secrets (policyRefs content, kubeconfigs).
+    pub secrets: Store<Secret>,
+    /// ClusterSummaries: the record of what was deployed where.
+    pub summaries: Store<ClusterSummary>,
+}
+
+impl Lookup for Caches {
+    fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Referenced> {
+        referenced(&self.config_maps, &self.secrets, kind, namespace, name)
+    }
+}
+
+/// Name of the summary of `profile` in `cluster`.
+pub fn summary_name(profile: &str, cluster: &Cluster) -> String {
+    format!(
+        "{profile}-{}-{}",
+        cluster.reference.cluster_type.lowercase(),
+        cluster.reference.name
+    )
+}
+
+fn profile_of(summary: &ClusterSummary) -> String {
+    summary
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(CLUSTER_PROFILE_NAME_LABEL))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Runs the deployer against the management cluster until `shutdown` completes.
+pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(), ManagerError> {
+    let queue = Arc::new(Queue::default());
+    let all = watcher::Config::default;
+    let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
+    let (clusters, cluster_events) = reflect::<SveltosCluster>(&client, all());
+    let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
+    let (secrets, secret_events) = reflect::<Secret>(&client, all());
+    let (summaries, summary_events) =
+        reflect::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
+    let caches = Caches {
+        profiles,
+        clusters,
+        config_maps,
+        secrets,
+        summaries,
+    };
+
+    let mark_all = {
+        let caches = caches.clone();
+        let queue = Arc::clone(&queue);
+        move || {
+            for profile in caches.profiles.state() {
+                queue.mark(profile.name_any_or_default());
+            }
+        }
+    };
+    let profile_task = {
+        let queue = Arc::clone(&queue);
+        profile_events.for_each(move |p| {
+            queue.mark(p.name_any_or_default());
+            async {}
+        })
+    };
+    let summary_task = {
+        let queue = Arc::clone(&queue);
+        summary_events.for_each(move |s| {
+            queue.mark(profile_of(&s));
+            async {}
+        })
+    };
+    // Clusters, and any ConfigMap or Secret (content or kubeconfig), may concern any profile.
+    let cluster_task = {
+        let mark_all = mark_all.clone();
+        cluster_events.for_each(move |_| {
+            mark_all();
+            async {}
+        })
+    };
+    let config_map_task = {
+        let mark_all = mark_all.clone();
+        config_map_events.for_each(move |_| {
+            mark_all();
+            async {}
+        })
+    };
+    let secret_task = secret_events.for_each(move |_| {
+        mark_all();
+        async {}
+    });
+    let watches = async {
+        tokio::join!(
+            profile_task,
+            summary_task,
+            cluster_task,
+            config_map_task,
+            secret_task
+        );
+    };
+    tokio::select! {
+        () = shutdown => {}
+        () = watches => {}
+        () = worker(client, caches, queue) => {}
+    }
+    Ok(())
+}
+
+/// `name_any` that is empty rather than absent.
+trait NameOrDefault {
+    fn name_any_or_default(&self) -> String;
+}
+
+impl<K: Resource> NameOrDefault for K {
+    fn name_any_or_default(&self) -> String {
+        self.meta().name.clone().unwrap_or_default()
+    }
+}
+
+async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
+    let ready = caches.profiles.wait_until_ready().await.is_ok()
+        && caches.clusters.wait_until_ready().await.is_ok()
+        && caches.config_maps.wait_until_ready().await.is_ok()
+        && caches.secrets.wait_until_ready().await.is_ok()
+        && caches.summaries.wait_until_ready().await.is_ok();
+    if !ready {
+        tracing::error!("the deployer's caches closed before they were filled");
+        return;
+    }
+    tracing::info!("deployer caches filled; deploying");
+    let names = GoTemplates::new();
+    let mut targets = Targets::new(client.clone());
+    for profile in caches.profiles.state() {
+        queue.mark(profile.name_any_or_default());
+    }
+    for summary in caches.summaries.state() {
+        queue.mark(profile_of(&summary));
+    }
+    let mut retries = Retries::default();
+    loop {
+        for name in queue.next_batch().await {
+            let mut deployer = Deployer {
+                caches: &caches,
+                targets: &mut targets,
+                names: &names,
+            };
+            let outcome = reconcile(&client, &mut deployer, &name).await;
+            retries.record(&queue, "ClusterProfile", name, outcome);
+        }
+    }
+}
+
+/// The clusters `profile` matches: its clusterSelector plus its clusterRefs, ready ones only.
+fn matching<'a>(
+    spec: &ClusterProfileSpec,
+    clusters: &'a [Cluster],
+) -> Result<Vec<&'a Cluster>, String> {
+    let mut picked = select(clusters, &spec.cluster_selector, "")
+        .map_err(|e| format!("clusterSelector: {e}"))?;
+    for reference in &spec.cluster_refs {
+        let found = clusters.iter().find(|c| {
+            c.selectable
+                && Some(&c.reference.namespace) == reference.namespace.as_ref()
+                && Some(&c.reference.name) == reference.name.as_ref()
+        });
+        if let Some(cluster) = found
+            && !picked.iter().any(|p| p.reference == cluster.reference)
+        {
+            picked.push(cluster);
+        }
+    }
+    Ok(picked)
+}
+
+fn resources_kinds(summary: &ClusterSummary) -> Vec<String> {
+    summary
+        .status
+        .iter()
+        .flat_map(|s| &s.deployed_gvks)
+        .filter(|d| d.feature_id == FeatureId::Resources)
+        .flat_map(|d| d.deployed_group_version_kind.clone())
+        .collect()
+}
+
+fn provisioned(summary: &ClusterSummary) -> bool {
+    summary
+        .status
+        .iter()
+        .flat_map(|s| &s.feature_summaries)
+        .any(|f| {
+            f.feature_id == FeatureId::Resources && f.status == Some(FeatureStatus::Provisioned)
+        })
+}
+
+/// Deploys and withdraws one profile everywhere; `Again` when some cluster failed.
+async fn reconcile(
+    client: &Client,
+    deployer: &mut Deployer<'_>,
+    name: &str,
+) -> Result<Pass, ManagerError> {
+    let caches = deployer.caches;
+    let profile = caches
+        .profiles
+        .get(&ObjectRef::new(name))
+        .filter(|p| p.metadata.deletion_timestamp.is_none());
+    let clusters: Vec<Cluster> = caches
+        .clusters
+        .state()
+        .iter()
+        .filter_map(|c| Cluster::from_sveltos(c).ok())
+        .collect();
+    let wanted = match &profile {
+        Some(profile) => matching(&profile.spec, &clusters).map_err(ManagerError::Plan)?,
+        None => Vec::new(),
+    };
+    let summaries: Vec<Arc<ClusterSummary>> = caches
+        .summaries
+        .state()
+        .into_iter()
+        .filter(|s| profile_of(s) == name)
+        .collect();
+    let mut again = false;
+    let mut wanted_summaries = BTreeSet::new();
+    if let Some(profile) = &profile {
+        for cluster in &wanted {
+            let summary = summary_name(name, cluster);
+            wanted_summaries.insert((cluster.reference.namespace.clone(), summary.clone()));
+            let previous = summaries.iter().find(|s| {
+                s.metadata.name.as_deref() == Some(&summary)
+                    && s.metadata.namespace.as_deref() == Some(&cluster.reference.namespace)
+            });
+            if profile.spec.sync_mode == SyncMode::OneTime
+                && previous.is_some_and(|p| provisioned(p))
+            {
+                continue;
+            }
+            let kinds = previous.map(|p| resources_kinds(p)).unwrap_or_default();
+            let before = previous.map(|p| (kinds.as_slice(), &p.spec.cluster_profile_spec));
+            let outcome = deployer.deploy(name, &profile.spec, cluster, before).await;
+            if let Some(failure) = &outcome.failure {
+                tracing::warn!(profile = name, cluster = %cluster.reference.name, %failure, "deployment failed");
+                again = true;
+            }
+            write_summary(
+                client,
+                name,
+                &profile.spec,
+                cluster,
+                previous.map(AsRef::as_ref),
+                &outcome,
+            )
+            .await?;
+        }
+        write_profile_status(client, profile, &wanted).await?;
+    }
+    for summary in &summaries {
+        let place = (
+            summary.metadata.namespace.clone().unwrap_or_default(),
+            summary.metadata.name.clone().unwrap_or_default(),
+        );
+        if wanted_summaries.contains(&place) {
+            continue;
+        }
+        let spec = &summary.spec;
+        let cluster = clusters.iter().find(|c| {
+            c.reference.namespace == spec.cluster_namespace && c.reference.name == spec.cluster_name
+        });
+        if let Some(cluster) = cluster
+            && let Err(reason) = deployer
+                .withdraw(
+                    name,
+                    &spec.cluster_profile_spec,
+                    cluster,
+                    &resources_kinds(summary),
+                )
+                .await
+        {
+            tracing::warn!(profile = name, cluster = %spec.cluster_name, %reason, "withdrawal failed");
+            again = true;
+            continue;
+        }
+        let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &place.0);
+        match api.delete(&place.1, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(if again { Pass::Again } else { Pass::Done })
+}
+
+fn feature(id: FeatureId, failure: Option<&str>) -> Value {
+    let status = if failure.is_some() {
+        "Failed"
+    } else {
+        "Provisioned"
+    };
+    json!({"featureID": id, "status": status, "failureMessage": failure})
+}
+
+async fn write_summary(
+    client: &Client,
+    profile: &str,
+    spec: &ClusterProfileSpec,
+    cluster: &Cluster,
+    previous: Option<&ClusterSummary>,
+    outcome: &Outcome,
+) -> Result<(), ManagerError> {
+    let reference = &cluster.reference;
+    let name = summary_name(profile, cluster);
+    let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &reference.namespace);
+    let labels = BTreeMap::from([
+        (CLUSTER_PROFILE_NAME_LABEL.to_owned(), profile.to_owned()),
+        (
+            CLUSTER_SUMMARY_CLUSTER_NAME_LABEL.to_owned(),
+            reference.name.clone(),
+        ),
+        (
+            CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL.to_owned(),
+            reference.cluster_type.lowercase().to_owned(),
+        ),
+    ]);
+    if previous.is_none_or(|p| &p.spec.cluster_profile_spec != spec) {
+        let body = json!({
+            "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterSummary",
+            "metadata": {"name": name, "namespace": reference.namespace, "labels": labels},
+            "spec": {
+                "clusterNamespace": reference.namespace, "clusterName": reference.name,
+                "clusterType": reference.cluster_type, "clusterProfileSpec": spec,
+            }
+        });
+        api.patch(
+            &name,
+            &PatchParams::apply(SUMMARY_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await?;
+    }
+    let mut features = vec![feature(FeatureId::Resources, outcome.failure.as_deref())];
+    const NOT_YET: &str = "not deployed: sveltos-events does not deploy this feature yet";
+    if !spec.helm_charts.is_empty() {
+        features.push(feature(FeatureId::Helm, Some(NOT_YET)));
+    }
+    if !spec.kustomization_refs.is_empty() {
+        features.push(feature(FeatureId::Kustomize, Some(NOT_YET)));
+    }
+    let status = json!({"status": {
+        "featureSummaries": features,
+        "deployedGVKs": [{"featureID": FeatureId::Resources, "deployedGroupVersionKind": outcome.gvks}],
+    }});
+    let current = previous
+        .and_then(|p| serde_json::to_value(&p.status).ok())
+        .unwrap_or(Value::Null);
+    let unchanged = current.get("featureSummaries") == status["status"].get("featureSummaries")
+        && current.get("deployedGVKs") == status["status"].get("deployedGVKs");
+    if !unchanged {
+        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+            .await?;
+    }
+    Ok(())
+}
+
+async fn write_profile_status(
+    client: &Client,
+    profile: &ClusterProfile,
+    wanted: &[&Cluster],
+) -> Result<(), ManagerError> {
+    let refs: Vec<ObjectReference> = wanted
+        .iter()
+        .map(|c| ObjectReference {
+            api_version: Some("lib.projectsveltos.io/v1beta1".into()),
+            kind: Some("SveltosCluster".into()),
+            namespace: Some(c.reference.namespace.clone()),
+            name: Some(c.reference.name.clone()),
+            ..Default::default()
+        })
+        .collect();
+    if profile
+        .status
+        .as_ref()
+        .is_some_and(|s| s.matching_cluster_refs == refs)
+    {
+        return Ok(());
+    }
+    let api: Api<ClusterProfile> = Api::all(client.clone());
+    let patch = json!({"status": {"matchingClusters": refs}});
+    match api
+        .patch_status(
+            &profile.name_any_or_default(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}

@@ -1,0 +1,145 @@
+//! The clusters the deployer writes to: the management cluster (`deploymentType: Local`) and
+//! each registered cluster through its kubeconfig Secret, with the kinds each serves.
+
+use std::collections::HashMap;
+
+use api::v1beta1::SveltosCluster;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{ApiResource, GroupVersionKind};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::Scope;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Client, Config};
+
+use crate::identity::ClusterRef;
+
+/// Where an object goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// The management cluster.
+    Local,
+    /// A registered cluster.
+    Remote(ClusterRef),
+}
+
+/// A kind as a cluster serves it.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// How to address it.
+    pub resource: ApiResource,
+    /// Whether its objects live in namespaces.
+    pub namespaced: bool,
+}
+
+/// Clients and discovery results, kept between passes.
+pub struct Targets {
+    mgmt: Client,
+    remote: HashMap<ClusterRef, (String, Client)>,
+    kinds: HashMap<(Target, GroupVersionKind), Served>,
+}
+
+impl Targets {
+    /// Starts with the management cluster's client.
+    pub fn new(mgmt: Client) -> Self {
+        Targets {
+            mgmt,
+            remote: HashMap::new(),
+            kinds: HashMap::new(),
+        }
+    }
+
+    /// The management cluster's client.
+    pub fn mgmt(&self) -> &Client {
+        &self.mgmt
+    }
+
+    /// The client of `target`, built from the cluster's kubeconfig Secret (rebuilt when the
+    /// Secret changes).
+    pub async fn client(
+        &mut self,
+        target: &Target,
+        clusters: &Store<SveltosCluster>,
+        secrets: &Store<Secret>,
+    ) -> Result<Client, String> {
+        let cluster = match target {
+            Target::Local => return Ok(self.mgmt.clone()),
+            Target::Remote(cluster) => cluster,
+        };
+        let object = clusters
+            .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
+            .ok_or_else(|| {
+                format!(
+                    "SveltosCluster {}/{} does not exist",
+                    cluster.namespace, cluster.name
+                )
+            })?;
+        let secret_name = object.kubeconfig_secret_name();
+        let secret = secrets
+            .get(&ObjectRef::new(&secret_name).within(&cluster.namespace))
+            .ok_or_else(|| {
+                format!(
+                    "kubeconfig Secret {}/{secret_name} does not exist",
+                    cluster.namespace
+                )
+            })?;
+        let version = secret.metadata.resource_version.clone().unwrap_or_default();
+        if let Some((known, client)) = self.remote.get(cluster)
+            && *known == version
+        {
+            return Ok(client.clone());
+        }
+        let data = secret.data.clone().unwrap_or_default();
+        let bytes = object
+            .kubeconfig_from_secret(&data)
+            .map_err(|e| format!("kubeconfig Secret {}/{secret_name}: {e}", cluster.namespace))?;
+        let invalid = |e: String| {
+            format!(
+                "kubeconfig in Secret {}/{secret_name} is not valid: {e}",
+                cluster.namespace
+            )
+        };
+        let text = std::str::from_utf8(bytes).map_err(|e| invalid(e.to_string()))?;
+        let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| invalid(e.to_string()))?;
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
+        let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
+        self.kinds.retain(|(t, _), _| t != target);
+        self.remote
+            .insert(cluster.clone(), (version, client.clone()));
+        Ok(client)
+    }
+
+    /// How `target` serves `gvk`, or why it cannot be used.
+    pub async fn kind(
+        &mut self,
+        target: &Target,
+        client: &Client,
+        gvk: &GroupVersionKind,
+    ) -> Result<Served, String> {
+        let key = (target.clone(), gvk.clone());
+        if let Some(served) = self.kinds.get(&key) {
+            return Ok(served.clone());
+        }
+        let (resource, capabilities) =
+            kube::discovery::pinned_kind(client, gvk)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "the cluster does not serve {}/{} {}: {e}",
+                        gvk.group, gvk.version, gvk.kind
+                    )
+                })?;
+        let served = Served {
+            resource,
+            namespaced: capabilities.scope == Scope::Namespaced,
+        };
+        self.kinds.insert(key, served.clone());
+        Ok(served)
+    }
+
+    /// Forgets what a cluster serves (its CRDs may have changed).
+    pub fn forget_kinds(&mut self, target: &Target) {
+        self.kinds.retain(|(t, _), _| t != target);
+    }
+}
