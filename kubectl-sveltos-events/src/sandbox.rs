@@ -36,11 +36,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let controllers = if args.no_controllers {
         None
     } else {
-        Some(
-            crate::system::start(&sandbox)
-                .await
-                .context("starting the sveltos-events controllers")?,
-        )
+        let (controllers, registered) = crate::system::start(&sandbox)
+            .await
+            .context("starting the sveltos-events controllers")?;
+        for (name, labels) in registered {
+            let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            println!(
+                "registered SveltosCluster default/{name}\t{}",
+                labels.join(",")
+            );
+        }
+        println!("running: agent (hub mode), manager, deployer");
+        Some(controllers)
     };
     let ready = args.dir.join("READY");
     std::fs::write(&ready, "").with_context(|| format!("writing {}", ready.display()))?;

@@ -78,10 +78,33 @@ impl Drop for Controllers {
     }
 }
 
-/// Installs the CRDs, registers the sandbox's managed clusters (namespace `default`, labels
-/// `env: fv` and `sandbox.sveltos-events.io/cluster: <name>`) and starts the agent, the
-/// manager and the deployer.
-pub async fn start(sandbox: &sandbox::Sandbox) -> anyhow::Result<Controllers> {
+/// Labels of the sandbox's n-th managed cluster (1-based), chosen so that every seed scenario
+/// works as written: `cluster-1` is `env=fv, dep=eng, federationid=cluster-a`, `cluster-2` is
+/// `env=production, federationid=cluster-b`, later ones `env=fv`. Every cluster also carries
+/// `sandbox.sveltos-events.io/cluster=<name>`.
+pub fn sandbox_labels(index: usize, name: &str) -> BTreeMap<String, String> {
+    let scenario: &[(&str, &str)] = match index {
+        1 => &[("env", "fv"), ("dep", "eng"), ("federationid", "cluster-a")],
+        2 => &[("env", "production"), ("federationid", "cluster-b")],
+        _ => &[("env", "fv")],
+    };
+    let mut labels: BTreeMap<String, String> = scenario
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    labels.insert(
+        "sandbox.sveltos-events.io/cluster".to_owned(),
+        name.to_owned(),
+    );
+    labels
+}
+
+/// Installs the CRDs, registers the sandbox's managed clusters in namespace `default` with
+/// [`sandbox_labels`], and starts the agent, the manager and the deployer. Returns the
+/// registered clusters' labels, for the user.
+pub async fn start(
+    sandbox: &sandbox::Sandbox,
+) -> anyhow::Result<(Controllers, Vec<(String, BTreeMap<String, String>)>)> {
     let mgmt_handle = sandbox
         .cluster("mgmt")
         .context("the sandbox has no mgmt cluster")?;
@@ -89,22 +112,23 @@ pub async fn start(sandbox: &sandbox::Sandbox) -> anyhow::Result<Controllers> {
         .client()
         .context("connecting to the mgmt cluster")?;
     install_crds(&mgmt).await?;
-    for cluster in sandbox.clusters().iter().filter(|c| c.name != "mgmt") {
-        let labels = BTreeMap::from([
-            ("env".to_owned(), "fv".to_owned()),
-            (
-                "sandbox.sveltos-events.io/cluster".to_owned(),
-                cluster.name.clone(),
-            ),
-        ]);
+    let mut registered = Vec::new();
+    for (index, cluster) in sandbox
+        .clusters()
+        .iter()
+        .filter(|c| c.name != "mgmt")
+        .enumerate()
+    {
+        let labels = sandbox_labels(index + 1, &cluster.name);
         register_cluster(
             &mgmt,
             "default",
             &cluster.name,
-            labels,
+            labels.clone(),
             &cluster.kubeconfig_yaml(),
         )
         .await?;
+        registered.push((cluster.name.clone(), labels));
     }
     let agent = tokio::spawn(agent::hub::run(mgmt.clone(), std::future::pending()));
     let manager_client = mgmt.clone();
@@ -120,7 +144,10 @@ pub async fn start(sandbox: &sandbox::Sandbox) -> anyhow::Result<Controllers> {
             tracing::error!(%error, "the deployer stopped");
         }
     });
-    Ok(Controllers {
-        tasks: vec![agent, manager, deployer],
-    })
+    Ok((
+        Controllers {
+            tasks: vec![agent, manager, deployer],
+        },
+        registered,
+    ))
 }

@@ -4,88 +4,9 @@
 //! withdraws them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-use serde_json::Value;
-
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The sandbox process; killed when dropped.
-struct Sandbox {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start(clusters: usize) -> Sandbox {
-    let dir = std::env::temp_dir().join(format!("sbx-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let child = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
-        .args(["sandbox", "--dir"])
-        .arg(&dir)
-        .args(["--clusters", &clusters.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let sandbox = Sandbox { child, dir };
-    let start = Instant::now();
-    while !sandbox.dir.join("READY").exists() {
-        assert!(start.elapsed() < TIMEOUT, "READY never appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    sandbox
-}
-
-fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(dir.join(format!("{cluster}.kubeconfig")))
-        .args(args)
-        .output()
-        .expect("kubectl is installed");
-    assert!(
-        out.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn items(dir: &Path, cluster: &str, args: &[&str]) -> Vec<Value> {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    let list: Value = serde_json::from_str(&kubectl(dir, cluster, &all)).unwrap();
-    list["items"].as_array().cloned().unwrap_or_default()
-}
-
-fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = f() {
-            return value;
-        }
-        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn example(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/network-policy")
-        .join(path)
-        .display()
-        .to_string()
-}
+use common::{eventually, example, items, kubectl, start};
 
 const TRIGGER_LABEL: &str =
     "eventtrigger.lib.projectsveltos.io/eventtriggername=service-network-policy";
@@ -105,11 +26,19 @@ fn a_labelled_service_becomes_a_cluster_profile_and_an_instantiated_network_poli
     });
     assert_eq!(ready["metadata"]["labels"]["env"], "fv");
 
-    kubectl(&dir, "mgmt", &["apply", "-f", &example("")]);
+    kubectl(
+        &dir,
+        "mgmt",
+        &["apply", "-f", &example("network-policy", "")],
+    );
     kubectl(
         &dir,
         "cluster-1",
-        &["apply", "-f", &example("managed/service.yaml")],
+        &[
+            "apply",
+            "-f",
+            &example("network-policy", "managed/service.yaml"),
+        ],
     );
 
     // The agent reports the Service in the management cluster.

@@ -1,0 +1,88 @@
+//! Helpers of the end-to-end tests: the sandbox binary with its controllers, kubectl against
+//! its clusters, and waiting for a condition.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test uses a subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The sandbox process; killed when dropped.
+pub struct Sandbox {
+    child: Child,
+    /// Where the kubeconfigs are.
+    pub dir: PathBuf,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn start(clusters: usize) -> Sandbox {
+    let dir = std::env::temp_dir().join(format!("sbx-e2e-{}-{clusters}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let child = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
+        .args(["sandbox", "--dir"])
+        .arg(&dir)
+        .args(["--clusters", &clusters.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sandbox = Sandbox { child, dir };
+    let start = Instant::now();
+    while !sandbox.dir.join("READY").exists() {
+        assert!(start.elapsed() < TIMEOUT, "READY never appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sandbox
+}
+
+pub fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(dir.join(format!("{cluster}.kubeconfig")))
+        .args(args)
+        .output()
+        .expect("kubectl is installed");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn items(dir: &Path, cluster: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    let list: Value = serde_json::from_str(&kubectl(dir, cluster, &all)).unwrap();
+    list["items"].as_array().cloned().unwrap_or_default()
+}
+
+pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = f() {
+            return value;
+        }
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+pub fn example(scenario: &str, path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(scenario)
+        .join(path)
+        .display()
+        .to_string()
+}
