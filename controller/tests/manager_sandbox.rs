@@ -451,3 +451,66 @@ async fn a_missing_template_fails_its_cluster_in_the_status_and_spares_other_tri
     manager.abort();
     sandbox.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_based_add_on_acts_through_the_event_trigger_it_owns() {
+    let (sandbox, client, manager) = running().await;
+    // Seed 001's EventBasedAddOn, verbatim but for its name: a string selector, v1alpha1.
+    create(
+        &client,
+        json!({
+            "apiVersion": "lib.projectsveltos.io/v1alpha1", "kind": "EventBasedAddOn",
+            "metadata": {"name": "legacy-network-policy"},
+            "spec": {
+                "clusterSelector": "env=fv",
+                "eventSourceName": "sveltos-service",
+                "oneForEvent": true,
+                "policyRefs": [{"name": "network-policy", "namespace": "default", "kind": "ConfigMap"}]
+            }
+        }),
+    )
+    .await;
+    let api: Api<ClusterProfile> = Api::all(client.clone());
+    let legacy =
+        ListParams::default().labels(&format!("{EVENT_TRIGGER_NAME_LABEL}=legacy-network-policy"));
+    eventually("profiles of the EventBasedAddOn", || async {
+        (api.list(&legacy).await.unwrap().items.len() == 2).then_some(())
+    })
+    .await;
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    let trigger = triggers.get("legacy-network-policy").await.unwrap();
+    let owner = &trigger.metadata.owner_references.unwrap_or_default()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("EventBasedAddOn", "legacy-network-policy")
+    );
+    assert_eq!(
+        trigger
+            .spec
+            .source_cluster_selector
+            .match_labels
+            .unwrap_or_default()["env"],
+        "fv"
+    );
+
+    // Deleting the EventBasedAddOn collects its trigger, which withdraws its profiles.
+    let addons: Api<api::v1alpha1::EventBasedAddOn> = Api::all(client.clone());
+    addons
+        .delete("legacy-network-policy", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("withdrawal after EventBasedAddOn deletion", || async {
+        let gone = triggers
+            .get_opt("legacy-network-policy")
+            .await
+            .unwrap()
+            .is_none();
+        (gone && api.list(&legacy).await.unwrap().items.is_empty()).then_some(())
+    })
+    .await;
+    // The other trigger is untouched.
+    assert_eq!(profiles(&client).await.len(), 2);
+
+    manager.abort();
+    sandbox.shutdown().await;
+}

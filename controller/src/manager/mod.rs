@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod caches;
+pub mod legacy;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -51,6 +52,7 @@ pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(
         () = shutdown => {}
         () = watches => {}
         () = worker => {}
+        () = legacy::run(client.clone()) => {}
     }
     Ok(())
 }
