@@ -44,6 +44,8 @@ pub struct ResourceInfo {
     pub schema: Option<Value>,
     /// Printer columns of a CRD (`additionalPrinterColumns`).
     pub printer_columns: Vec<Value>,
+    /// The CRD converts between its versions with a webhook (strategy `Webhook`).
+    pub conversion_webhook: bool,
 }
 
 impl ResourceInfo {
@@ -466,6 +468,7 @@ impl Registry {
                 scale,
                 generation,
                 custom: false,
+                conversion_webhook: false,
                 schema: None,
                 printer_columns: Vec::new(),
             });
@@ -541,6 +544,8 @@ impl Registry {
         let short_names = strings(names.get("shortNames"));
         let categories = strings(names.get("categories"));
         let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
+        let conversion_webhook =
+            spec.pointer("/conversion/strategy").and_then(Value::as_str) == Some("Webhook");
         let gr = GroupResource {
             group: group.clone(),
             resource: plural.clone(),
@@ -567,6 +572,7 @@ impl Registry {
                 scale: subs.and_then(|s| s.get("scale")).is_some(),
                 generation: true,
                 custom: true,
+                conversion_webhook,
                 schema: v
                     .get("schema")
                     .and_then(|s| s.get("openAPIV3Schema"))

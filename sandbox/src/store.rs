@@ -8,7 +8,7 @@ use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status};
 use crate::selector::{FieldSelector, LabelSelector};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use tokio::sync::broadcast;
 
 /// Number of events kept for watch resumption.
@@ -166,7 +166,11 @@ pub type WatchStart = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>, u64);
 pub struct Store {
     state: Mutex<State>,
     tx: broadcast::Sender<Arc<Event>>,
+    converter: RwLock<Option<Converter>>,
 }
+
+/// Converts a custom object to the given apiVersion, as a CRD's conversion webhook would.
+pub type Converter = Arc<dyn Fn(&Value, &str) -> std::result::Result<Value, String> + Send + Sync>;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -240,6 +244,7 @@ impl Store {
                 history: VecDeque::with_capacity(HISTORY),
             }),
             tx,
+            converter: RwLock::new(None),
         };
         if let Some(ns) = store.resolve("", "v1", "namespaces") {
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -254,6 +259,42 @@ impl Store {
             }
         }
         store
+    }
+
+    /// Installs the conversion every CRD with `conversion.strategy: Webhook` uses (the
+    /// sandbox runs it in-process where a real API server would call the webhook service).
+    pub fn set_converter(&self, converter: Converter) {
+        if let Ok(mut slot) = self.converter.write() {
+            *slot = Some(converter);
+        }
+    }
+
+    /// `obj` as `info`'s version serves it. Objects are stored in the version they were
+    /// written in; reads convert them (webhook CRDs through the converter, others by
+    /// relabelling, as with conversion strategy `None`).
+    pub fn to_version(&self, info: &ResourceInfo, obj: &Value) -> Result<Value> {
+        let av = info.api_version();
+        if obj.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
+            return Ok(obj.clone());
+        }
+        if info.conversion_webhook {
+            let converter = self.converter.read().ok().and_then(|c| c.clone());
+            let Some(converter) = converter else {
+                return Err(Error::Internal(format!(
+                    "conversion webhook for {} is not available",
+                    info.qualified()
+                )));
+            };
+            return converter(obj, &av).map_err(|e| {
+                Error::Internal(format!(
+                    "conversion webhook for {} failed: {e}",
+                    info.qualified()
+                ))
+            });
+        }
+        let mut obj = obj.clone();
+        obj["apiVersion"] = Value::String(av);
+        Ok(obj)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -520,6 +561,13 @@ impl Store {
             .and_then(|m| m.get(&key))
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
+        // Writes at another version than the stored one start from the converted object.
+        let old =
+            if old.get("apiVersion").and_then(Value::as_str) == Some(info.api_version().as_str()) {
+                old
+            } else {
+                Arc::new(self.to_version(info, &old)?)
+            };
         let new = f(&old)?;
         let new = prepare_update(info, &old, new, opts)?;
         if same_content(&old, &new) || opts.dry_run {

@@ -148,15 +148,6 @@ fn ns_of<'a>(t: &Target<'a>) -> &'a str {
     t.namespace.unwrap_or("")
 }
 
-/// Set the apiVersion the client asked for (CRD versions share storage).
-fn as_requested(info: &ResourceInfo, mut obj: Value) -> Value {
-    let av = info.api_version();
-    if obj.get("apiVersion").and_then(Value::as_str) != Some(av.as_str()) {
-        obj["apiVersion"] = Value::String(av);
-    }
-    obj
-}
-
 fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     let q = ListQuery {
         labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
@@ -193,7 +184,7 @@ fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
         if item.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
             serde_json::to_writer(&mut out, &**item)
         } else {
-            serde_json::to_writer(&mut out, &as_requested(&t.info, (**item).clone()))
+            serde_json::to_writer(&mut out, &store.to_version(&t.info, item)?)
         }
         .map_err(|e| Error::Internal(e.to_string()))?;
     }
@@ -212,7 +203,7 @@ fn get(store: &Store, t: &Target<'_>, name: &str) -> Result<Response> {
     if t.sub == "scale" {
         return Ok(response::json(200, &scale_of(&t.info, &obj)));
     }
-    Ok(response::json(200, &as_requested(&t.info, (*obj).clone())))
+    Ok(response::json(200, &store.to_version(&t.info, &obj)?))
 }
 
 fn scale_of(info: &ResourceInfo, obj: &Value) -> Value {
@@ -293,7 +284,7 @@ fn create(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     check_kind(&t.info, &body)?;
     let opts = write_options(req, "")?;
     let obj = store.create(&t.info, ns_of(t), body, &opts)?;
-    Ok(response::json(201, &as_requested(&t.info, obj)))
+    Ok(response::json(201, &store.to_version(&t.info, &obj)?))
 }
 
 fn check_kind(info: &ResourceInfo, body: &Value) -> Result<()> {
@@ -325,7 +316,7 @@ fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     }
     check_kind(&t.info, &body)?;
     let obj = store.update(&t.info, ns_of(t), name, body, &opts)?;
-    Ok(response::json(200, &as_requested(&t.info, obj)))
+    Ok(response::json(200, &store.to_version(&t.info, &obj)?))
 }
 
 fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
@@ -353,7 +344,7 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
         let obj = store.apply(&t.info, ns, name, &body, force, &opts)?;
         return Ok(response::json(
             if existed { 200 } else { 201 },
-            &as_requested(&t.info, obj),
+            &store.to_version(&t.info, &obj)?,
         ));
     }
     if ptype == PatchType::Strategic && t.info.custom {
@@ -384,7 +375,7 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
     if scale {
         return Ok(response::json(200, &scale_of(&t.info, &obj)));
     }
-    Ok(response::json(200, &as_requested(&t.info, obj)))
+    Ok(response::json(200, &store.to_version(&t.info, &obj)?))
 }
 
 fn delete_options(req: &Req) -> Result<DeleteOptions> {
@@ -431,7 +422,7 @@ fn delete_options(req: &Req) -> Result<DeleteOptions> {
 fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
     let opts = delete_options(req)?;
     match store.delete(&t.info, ns_of(t), name, &opts)? {
-        Deleted::Pending(obj) => Ok(response::json(200, &as_requested(&t.info, obj))),
+        Deleted::Pending(obj) => Ok(response::json(200, &store.to_version(&t.info, &obj)?)),
         Deleted::Gone(obj) => Ok(response::json(
             200,
             &json!({

@@ -54,6 +54,7 @@ fn params(req: &Req) -> Result<Params> {
 }
 
 struct Stream {
+    store: Arc<Store>,
     info: Arc<ResourceInfo>,
     ns: Option<String>,
     p: Params,
@@ -79,9 +80,10 @@ impl Stream {
         if ev.object.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
             return Bytes::from(ev.line().as_bytes().to_vec());
         }
-        let mut obj = (*ev.object).clone();
-        obj["apiVersion"] = Value::String(av);
-        line(&json!({"type": ev.kind.as_str(), "object": obj}))
+        match self.store.to_version(&self.info, &ev.object) {
+            Ok(obj) => line(&json!({"type": ev.kind.as_str(), "object": obj})),
+            Err(e) => line(&json!({"type": "ERROR", "object": response::status_body(&e, None)})),
+        }
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -186,6 +188,7 @@ pub fn serve(
     };
     let initial_bookmark = (p.initial_events && p.bookmarks).then_some(now);
     let state = Stream {
+        store: Arc::clone(store),
         info: info.clone(),
         ns: ns.map(str::to_owned),
         deadline: p.timeout.map(|t| Instant::now() + t),
