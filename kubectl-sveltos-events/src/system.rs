@@ -111,6 +111,13 @@ pub async fn start(
     let mgmt = mgmt_handle
         .client()
         .context("connecting to the mgmt cluster")?;
+    // The CRDs convert v1alpha1 <-> v1beta1 by webhook; the sandbox runs that conversion
+    // in-process.
+    for cluster in sandbox.clusters() {
+        cluster
+            .store
+            .set_converter(std::sync::Arc::new(api::convert::convert));
+    }
     install_crds(&mgmt).await?;
     let mut registered = Vec::new();
     for (index, cluster) in sandbox
