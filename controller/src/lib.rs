@@ -10,11 +10,13 @@ pub mod engine;
 pub mod event_data;
 pub mod identity;
 pub mod instantiate;
+pub mod leader;
 pub mod manager;
 pub mod plan;
 pub mod profiles;
 pub mod queue;
 pub mod render;
+pub mod serve;
 #[cfg(test)]
 mod testing;
 

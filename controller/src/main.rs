@@ -17,6 +17,15 @@ struct Args {
     /// Do not deploy ClusterProfiles: leave that to an installed Sveltos addon-controller.
     #[arg(long)]
     no_deployer: bool,
+    /// Address of /healthz, /readyz, /metrics and the /convert webhook.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    http_addr: std::net::SocketAddr,
+    /// Run without leader election (only safe with a single replica).
+    #[arg(long)]
+    no_leader_election: bool,
+    /// This replica's identity in the leader Lease (default: $HOSTNAME, then the process id).
+    #[arg(long, env = "HOSTNAME")]
+    identity: Option<String>,
 }
 
 #[tokio::main]
@@ -45,21 +54,73 @@ async fn main() -> anyhow::Result<()> {
             .context("finding the management cluster")?,
     };
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+    let telemetry = sveltos_events_controller::serve::Telemetry::new();
+    let listener = tokio::net::TcpListener::bind(args.http_addr)
+        .await
+        .with_context(|| format!("listening on {}", args.http_addr))?;
+    let router = sveltos_events_controller::serve::router(telemetry.clone());
+    let http = async move { axum::serve(listener, router).await };
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutting down");
     };
-    let manager = sveltos_events_controller::manager::run(client.clone(), std::future::pending());
-    let deployer = async {
-        if args.no_deployer {
-            std::future::pending().await
-        } else {
-            sveltos_events_controller::deployer::run(client, std::future::pending()).await
+    let elector = (!args.no_leader_election).then(|| {
+        let identity = args
+            .identity
+            .clone()
+            .unwrap_or_else(|| format!("manager-{}", std::process::id()));
+        sveltos_events_controller::leader::Elector::new(
+            client.clone(),
+            api::labels::SVELTOS_NAMESPACE,
+            "sveltos-events-manager",
+            &identity,
+        )
+    });
+    let lead = async {
+        if let Some(elector) = &elector {
+            // The Lease lives in Sveltos' namespace, which may not exist yet.
+            sveltos_events_controller::manager::ensure_namespace(
+                &client,
+                api::labels::SVELTOS_NAMESPACE,
+            )
+            .await
+            .context("creating the projectsveltos namespace")?;
+            tracing::info!("waiting to become the leader");
+            elector.acquire().await;
+            tracing::info!("leading");
+        }
+        let manager = sveltos_events_controller::manager::run(
+            client.clone(),
+            telemetry.clone(),
+            std::future::pending(),
+        );
+        let deployer = async {
+            if args.no_deployer {
+                std::future::pending().await
+            } else {
+                sveltos_events_controller::deployer::run(
+                    client.clone(),
+                    telemetry.clone(),
+                    std::future::pending(),
+                )
+                .await
+            }
+        };
+        let held = async {
+            match &elector {
+                Some(elector) => elector.hold().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = manager => result.context("the manager stopped"),
+            result = deployer => result.context("the deployer stopped"),
+            () = held => anyhow::bail!("lost the leader Lease; stopping so that only one replica acts"),
         }
     };
     tokio::select! {
         () = shutdown => Ok(()),
-        result = manager => result.context("the manager stopped"),
-        result = deployer => result.context("the deployer stopped"),
+        result = http => result.context("the HTTP endpoints stopped"),
+        result = lead => result,
     }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::serve::Telemetry;
+
 /// Delay before a failed name is tried again (doubles up to [`MAX_RETRY`]).
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 /// Longest delay between retries of a failing name.
@@ -54,13 +56,23 @@ pub enum Pass {
     Again,
 }
 
-/// Retry delays of failing names.
-#[derive(Default)]
+/// Retry delays of failing names, and the count of passes by outcome.
 pub struct Retries {
+    controller: &'static str,
+    telemetry: Arc<Telemetry>,
     delays: BTreeMap<String, Duration>,
 }
 
 impl Retries {
+    /// Retries of `controller`, counting its passes in `telemetry`.
+    pub fn new(controller: &'static str, telemetry: Arc<Telemetry>) -> Self {
+        Retries {
+            controller,
+            telemetry,
+            delays: BTreeMap::new(),
+        }
+    }
+
     /// Records the outcome of a pass over `name` (a `what`, for logs); schedules a retry
     /// unless it is done.
     pub fn record<E: Display>(
@@ -70,6 +82,12 @@ impl Retries {
         name: String,
         outcome: Result<Pass, E>,
     ) {
+        let label = match &outcome {
+            Ok(Pass::Done) => "done",
+            Ok(Pass::Again) => "again",
+            Err(_) => "error",
+        };
+        self.telemetry.count_pass(self.controller, label);
         if outcome.as_ref().is_ok_and(|p| *p == Pass::Done) {
             self.delays.remove(&name);
             return;

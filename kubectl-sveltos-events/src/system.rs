@@ -138,15 +138,21 @@ pub async fn start(
         registered.push((cluster.name.clone(), labels));
     }
     let agent = tokio::spawn(agent::hub::run(mgmt.clone(), std::future::pending()));
+    let telemetry = controller::serve::Telemetry::new();
     let manager_client = mgmt.clone();
+    let manager_telemetry = telemetry.clone();
     let manager = tokio::spawn(async move {
-        if let Err(error) = controller::manager::run(manager_client, std::future::pending()).await {
+        if let Err(error) =
+            controller::manager::run(manager_client, manager_telemetry, std::future::pending())
+                .await
+        {
             tracing::error!(%error, "the manager stopped");
         }
     });
     let deployer_client = mgmt.clone();
     let deployer = tokio::spawn(async move {
-        if let Err(error) = controller::deployer::run(deployer_client, std::future::pending()).await
+        if let Err(error) =
+            controller::deployer::run(deployer_client, telemetry, std::future::pending()).await
         {
             tracing::error!(%error, "the deployer stopped");
         }

@@ -36,9 +36,12 @@ use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
 use crate::manager::{ManagerError, reflect};
 use crate::queue::{Pass, Queue, Retries};
+use crate::serve::Telemetry;
 use deploy::{Deployer, Outcome};
 use targets::Targets;
 
+/// Name of this controller in metrics and readiness.
+const CONTROLLER: &str = "deployer";
 /// Field manager of the deployer's ClusterSummary writes.
 const SUMMARY_MANAGER: &str = "sveltos-events-deployer";
 
@@ -83,7 +86,12 @@ fn profile_of(summary: &ClusterSummary) -> String {
 }
 
 /// Runs the deployer against the management cluster until `shutdown` completes.
-pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(), ManagerError> {
+pub async fn run(
+    client: Client,
+    telemetry: Arc<Telemetry>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ManagerError> {
+    telemetry.expect(CONTROLLER);
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
     let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
@@ -154,7 +162,7 @@ pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(
     tokio::select! {
         () = shutdown => {}
         () = watches => {}
-        () = worker(client, caches, queue) => {}
+        () = worker(client, caches, queue, telemetry) => {}
     }
     Ok(())
 }
@@ -170,7 +178,7 @@ impl<K: Resource> NameOrDefault for K {
     }
 }
 
-async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
+async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Arc<Telemetry>) {
     let ready = caches.profiles.wait_until_ready().await.is_ok()
         && caches.clusters.wait_until_ready().await.is_ok()
         && caches.config_maps.wait_until_ready().await.is_ok()
@@ -181,6 +189,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
         return;
     }
     tracing::info!("deployer caches filled; deploying");
+    telemetry.set_ready(CONTROLLER);
     let names = GoTemplates::new();
     let mut targets = Targets::new(client.clone());
     for profile in caches.profiles.state() {
@@ -189,7 +198,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
     for summary in caches.summaries.state() {
         queue.mark(profile_of(&summary));
     }
-    let mut retries = Retries::default();
+    let mut retries = Retries::new(CONTROLLER, telemetry);
     loop {
         for name in queue.next_batch().await {
             let mut deployer = Deployer {

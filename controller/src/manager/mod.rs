@@ -29,6 +29,10 @@ use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, plan};
 use crate::queue::{Pass, Queue, Retries};
+use crate::serve::Telemetry;
+
+/// Name of this controller in metrics and readiness.
+const CONTROLLER: &str = "manager";
 use caches::Caches;
 
 /// Errors of the running manager.
@@ -43,11 +47,16 @@ pub enum ManagerError {
 }
 
 /// Runs the manager against the management cluster until `shutdown` completes.
-pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(), ManagerError> {
+pub async fn run(
+    client: Client,
+    telemetry: Arc<Telemetry>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ManagerError> {
+    telemetry.expect(CONTROLLER);
     ensure_namespace(&client, api::labels::SVELTOS_NAMESPACE).await?;
     let queue = Arc::new(Queue::default());
     let (caches, watches) = start_watches(&client, &queue);
-    let worker = worker(client.clone(), caches, queue);
+    let worker = worker(client.clone(), caches, queue, telemetry);
     tokio::select! {
         () = shutdown => {}
         () = watches => {}
@@ -57,7 +66,8 @@ pub async fn run(client: Client, shutdown: impl Future<Output = ()>) -> Result<(
     Ok(())
 }
 
-async fn ensure_namespace(client: &Client, name: &str) -> Result<(), ManagerError> {
+/// Creates namespace `name` unless it exists.
+pub async fn ensure_namespace(client: &Client, name: &str) -> Result<(), ManagerError> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces.get_opt(name).await?.is_none() {
         let namespace = Namespace {
@@ -248,15 +258,16 @@ async fn caches_ready(caches: &Caches) -> bool {
         && caches.profiles.wait_until_ready().await.is_ok()
 }
 
-async fn worker(client: Client, caches: Caches, queue: Arc<Queue>) {
+async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Arc<Telemetry>) {
     if !caches_ready(&caches).await {
         tracing::error!("the manager's caches closed before they were filled");
         return;
     }
     tracing::info!("caches filled; reconciling");
+    telemetry.set_ready(CONTROLLER);
     let render = GoTemplates::new();
     let recorder = Recorder::new(client.clone(), reporter());
-    let mut retries = Retries::default();
+    let mut retries = Retries::new(CONTROLLER, telemetry);
     for trigger in caches.triggers.state() {
         queue.mark(trigger.metadata.name.clone().unwrap_or_default());
     }
