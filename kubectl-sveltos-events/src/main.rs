@@ -1,5 +1,6 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
+mod demo;
 mod sandbox;
 mod system;
 

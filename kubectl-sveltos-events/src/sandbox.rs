@@ -13,8 +13,11 @@ pub struct Args {
     #[arg(long, default_value_t = 2)]
     pub clusters: usize,
     /// Only the API servers: no CRDs, no registered clusters, no agent or manager.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "demo")]
     pub no_controllers: bool,
+    /// Also apply the seed documents' NetworkPolicy scenario and narrate what happens.
+    #[arg(long)]
+    pub demo: bool,
 }
 
 /// Start the sandbox, print where the kubeconfigs are, wait for a signal, shut down.
@@ -49,6 +52,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         println!("running: agent (hub mode), manager, deployer");
         Some(controllers)
     };
+    if args.demo {
+        crate::demo::run(&sandbox)
+            .await
+            .context("running the demo")?;
+    }
     let ready = args.dir.join("READY");
     std::fs::write(&ready, "").with_context(|| format!("writing {}", ready.display()))?;
     println!("ready: {}", ready.display());

@@ -49,3 +49,40 @@ fn sandbox_writes_kubeconfigs_and_exits_cleanly_on_sigterm() {
     assert!(code.success(), "{code:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn demo_narrates_the_network_policy_scenario_to_the_deployed_policy() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("sbx-demo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
+        .args(["sandbox", "--dir"])
+        .arg(&dir)
+        .args(["--clusters", "1", "--demo"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("ready:");
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = lines.join("\n");
+    assert!(
+        text.contains("3. agent: EventReport default/sveltos--sveltos-service--cluster-1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("5. deployer: NetworkPolicy default/front-my-service is in cluster-1"),
+        "{text}"
+    );
+}
