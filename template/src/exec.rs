@@ -339,6 +339,18 @@ impl<'a> State<'a> {
         }
     }
 
+    /// Stores `value` at `$var.a.b` (a map-mutating function's result), rebuilding the maps
+    /// on the path; a path through something other than maps is left alone.
+    fn write_back(&mut self, idents: &[String], value: Value) -> Eval<()> {
+        let Some(current) = self.var_value(&idents[0])? else {
+            return Ok(());
+        };
+        if let Some(updated) = replace_at(&current, &idents[1..], value) {
+            self.set_var(&idents[0], Some(updated))?;
+        }
+        Ok(())
+    }
+
     fn set_top_var(&mut self, n: usize, value: Val) {
         let len = self.vars.len();
         if let Some(slot) = self.vars.get_mut(len.wrapping_sub(n)) {
@@ -567,7 +579,14 @@ impl<'a> State<'a> {
             argv.push(self.validate(last, param)?);
         }
         match (function.body)(&argv) {
-            Ok(value) => Ok(Some(value)),
+            Ok(value) => {
+                if function.writes_back
+                    && let Some(Arg::Variable(_, idents)) = args.first()
+                {
+                    self.write_back(idents, value.clone())?;
+                }
+                Ok(Some(value))
+            }
             Err(error) => {
                 self.at = call_site;
                 Err(self.error(format!("error calling {name}: {error}")))
@@ -689,4 +708,19 @@ impl<'a> State<'a> {
         }
         Ok(Value::Null)
     }
+}
+
+/// `root` with the value at `path` (map keys) replaced by `value`; `None` if the path does not
+/// lead through maps to an existing entry.
+fn replace_at(root: &Value, path: &[String], value: Value) -> Option<Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    let Value::Map(map) = root else {
+        return None;
+    };
+    let inner = replace_at(map.get(first)?, rest, value)?;
+    let mut map = map.as_ref().clone();
+    map.insert(first.clone(), inner);
+    Some(Value::map(map))
 }

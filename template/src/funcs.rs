@@ -109,6 +109,10 @@ pub struct Function {
     pub variadic: Option<Param>,
     /// The body.
     pub body: Arc<NativeFn>,
+    /// Go's function mutates the map passed as its first argument and returns it (sprig's
+    /// `set`, `unset`, `merge`...). Our maps are immutable, so the executor stores the returned
+    /// value back into the variable (`$d`, `$d.a.b`) that was passed as the first argument.
+    pub writes_back: bool,
 }
 
 impl fmt::Debug for Function {
@@ -116,6 +120,7 @@ impl fmt::Debug for Function {
         f.debug_struct("Function")
             .field("params", &self.params)
             .field("variadic", &self.variadic)
+            .field("writes_back", &self.writes_back)
             .finish_non_exhaustive()
     }
 }
@@ -130,6 +135,7 @@ impl Function {
             params: params.to_vec(),
             variadic: None,
             body: Arc::new(body),
+            writes_back: false,
         }
     }
 
@@ -143,7 +149,14 @@ impl Function {
             params: params.to_vec(),
             variadic: Some(variadic),
             body: Arc::new(body),
+            writes_back: false,
         }
+    }
+
+    /// Marks the function as mutating its first argument (see [`Function::writes_back`]).
+    pub fn writing_back(mut self) -> Self {
+        self.writes_back = true;
+        self
     }
 
     /// The type of argument `index`, or `None` past the end of a fixed signature.

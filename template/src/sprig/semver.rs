@@ -1,0 +1,322 @@
+//! Masterminds/semver v3 as sprig exposes it: `semver` (a version's fields as a map) and
+//! `semverCompare` (constraints with `||`, `,`, ranges, wildcards, `~` and `^`).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use crate::funcs::{FuncError, FuncMap, Function, Param};
+use crate::sprig::conv::str_arg;
+use crate::value::Value;
+
+/// Registers `semver` and `semverCompare`.
+pub fn register(map: &mut FuncMap) {
+    map.insert(
+        "semver",
+        Function::new(&[Param::String], |a| {
+            let v = Version::parse(str_arg(&a[0]))?;
+            let mut m = BTreeMap::new();
+            m.insert("Major".to_string(), Value::Int64(v.major as i64));
+            m.insert("Minor".to_string(), Value::Int64(v.minor as i64));
+            m.insert("Patch".to_string(), Value::Int64(v.patch as i64));
+            m.insert("Prerelease".to_string(), Value::string(v.pre.as_str()));
+            m.insert("Metadata".to_string(), Value::string(v.metadata.as_str()));
+            m.insert("Original".to_string(), Value::string(str_arg(&a[0])));
+            Ok(Value::map(m))
+        }),
+    );
+    map.insert(
+        "semverCompare",
+        Function::new(&[Param::String, Param::String], |a| {
+            let constraints = parse_constraints(str_arg(&a[0]))?;
+            let version = Version::parse(str_arg(&a[1]))?;
+            Ok(Value::Bool(
+                constraints
+                    .iter()
+                    .any(|group| group.iter().all(|c| c.check(&version))),
+            ))
+        }),
+    );
+}
+
+fn invalid() -> FuncError {
+    FuncError("Invalid Semantic Version".into())
+}
+
+/// A parsed version; `minor_dirty`/`patch_dirty` mark parts missing or wildcards in a
+/// constraint.
+#[derive(Debug, Clone, Default)]
+struct Version {
+    major: u64,
+    minor: u64,
+    patch: u64,
+    pre: String,
+    metadata: String,
+    minor_dirty: bool,
+    patch_dirty: bool,
+}
+
+fn valid_identifiers(s: &str, numeric_no_leading_zero: bool) -> bool {
+    s.split('.').all(|part| {
+        !part.is_empty()
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !(numeric_no_leading_zero
+                && part.len() > 1
+                && part.starts_with('0')
+                && part.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+impl Version {
+    fn parse(text: &str) -> Result<Version, FuncError> {
+        Version::parse_with(text, false)
+    }
+
+    /// Parses `v1.2.3-pre+meta`; missing minor/patch are allowed, wildcards only in constraints.
+    fn parse_with(text: &str, wildcards: bool) -> Result<Version, FuncError> {
+        let body = text.strip_prefix(['v', 'V']).unwrap_or(text);
+        let (body, metadata) = body.split_once('+').unwrap_or((body, ""));
+        let (core, pre) = match body.find('-') {
+            Some(i) => (&body[..i], &body[i + 1..]),
+            None => (body, ""),
+        };
+        if (body.contains('-') && !valid_identifiers(pre, true))
+            || (text.contains('+') && !valid_identifiers(metadata, false))
+        {
+            return Err(invalid());
+        }
+        let parts: Vec<&str> = core.split('.').collect();
+        if parts.is_empty() || parts.len() > 3 {
+            return Err(invalid());
+        }
+        let mut v = Version {
+            pre: pre.to_string(),
+            metadata: metadata.to_string(),
+            minor_dirty: parts.len() < 2,
+            patch_dirty: parts.len() < 3,
+            ..Version::default()
+        };
+        for (i, part) in parts.iter().enumerate() {
+            let number = if wildcards && matches!(*part, "x" | "X" | "*") {
+                match i {
+                    0 => {
+                        v.minor_dirty = true;
+                        v.patch_dirty = true;
+                    }
+                    1 => {
+                        v.minor_dirty = true;
+                        v.patch_dirty = true;
+                    }
+                    _ => v.patch_dirty = true,
+                }
+                0
+            } else if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+                part.parse().map_err(|_| invalid())?
+            } else {
+                return Err(invalid());
+            };
+            match i {
+                0 => v.major = number,
+                1 => v.minor = number,
+                _ => v.patch = number,
+            }
+        }
+        if v.minor_dirty {
+            v.minor = 0;
+            v.patch = 0;
+        }
+        if v.patch_dirty {
+            v.patch = 0;
+        }
+        Ok(v)
+    }
+
+    fn compare(&self, other: &Version) -> Ordering {
+        (self.major, self.minor, self.patch)
+            .cmp(&(other.major, other.minor, other.patch))
+            .then_with(|| compare_pre(&self.pre, &other.pre))
+    }
+}
+
+fn compare_pre(a: &str, b: &str) -> Ordering {
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        _ => {}
+    }
+    let (mut xs, mut ys) = (a.split('.'), b.split('.'));
+    loop {
+        match (xs.next(), ys.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => {
+                let order = match (x.parse::<u64>(), y.parse::<u64>()) {
+                    (Ok(i), Ok(j)) => i.cmp(&j),
+                    (Ok(_), Err(_)) => Ordering::Less,
+                    (Err(_), Ok(_)) => Ordering::Greater,
+                    (Err(_), Err(_)) => x.cmp(y),
+                };
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    Tilde,
+    Caret,
+}
+
+#[derive(Debug, Clone)]
+struct Constraint {
+    op: Op,
+    version: Version,
+    /// The constraint had no operator and a wildcard (`1.2.x`, `*`).
+    dirty: bool,
+}
+
+impl Constraint {
+    fn check(&self, v: &Version) -> bool {
+        let c = &self.version;
+        let dirty = self.dirty || c.minor_dirty || c.patch_dirty;
+        if self.op != Op::Ne && !v.pre.is_empty() && c.pre.is_empty() {
+            return false;
+        }
+        match self.op {
+            Op::Eq if dirty => tilde(v, c),
+            Op::Eq => v.compare(c) == Ordering::Equal,
+            Op::Ne if dirty => {
+                !(v.major == c.major
+                    && (c.minor_dirty || v.minor == c.minor)
+                    && (c.patch_dirty || v.patch == c.patch))
+            }
+            Op::Ne => v.compare(c) != Ordering::Equal,
+            Op::Gt if c.minor_dirty => v.major > c.major,
+            Op::Gt if c.patch_dirty => (v.major, v.minor) > (c.major, c.minor),
+            Op::Gt => v.compare(c) == Ordering::Greater,
+            Op::Lt => v.compare(c) == Ordering::Less,
+            Op::Ge => v.compare(c) != Ordering::Less,
+            Op::Le if c.minor_dirty => v.major <= c.major,
+            Op::Le if c.patch_dirty => (v.major, v.minor) <= (c.major, c.minor),
+            Op::Le => v.compare(c) != Ordering::Greater,
+            Op::Tilde => tilde(v, c),
+            Op::Caret => caret(v, c),
+        }
+    }
+}
+
+fn tilde(v: &Version, c: &Version) -> bool {
+    if v.compare(c) == Ordering::Less {
+        return false;
+    }
+    if c.major == 0 && c.minor == 0 && c.patch == 0 && !c.minor_dirty && !c.patch_dirty {
+        return true;
+    }
+    v.major == c.major && (c.minor_dirty || v.minor == c.minor)
+}
+
+fn caret(v: &Version, c: &Version) -> bool {
+    if v.compare(c) == Ordering::Less {
+        return false;
+    }
+    if c.major > 0 {
+        return v.major == c.major;
+    }
+    if v.major > 0 {
+        return false;
+    }
+    if c.minor_dirty {
+        return true;
+    }
+    if c.minor > 0 {
+        return v.minor == c.minor;
+    }
+    if v.minor > 0 {
+        return false;
+    }
+    c.patch_dirty || v.patch == c.patch
+}
+
+const OPERATORS: [(&str, Op); 11] = [
+    ("!=", Op::Ne),
+    (">=", Op::Ge),
+    ("=>", Op::Ge),
+    ("<=", Op::Le),
+    ("=<", Op::Le),
+    ("~>", Op::Tilde),
+    ("=", Op::Eq),
+    (">", Op::Gt),
+    ("<", Op::Lt),
+    ("~", Op::Tilde),
+    ("^", Op::Caret),
+];
+
+fn improper(text: &str) -> FuncError {
+    FuncError(format!("improper constraint: {text}"))
+}
+
+fn parse_one(text: &str) -> Result<Constraint, FuncError> {
+    let (op, rest) = OPERATORS
+        .iter()
+        .find_map(|(sym, op)| text.strip_prefix(sym).map(|rest| (Some(*op), rest)))
+        .unwrap_or((None, text));
+    let rest = rest.trim();
+    let version = Version::parse_with(rest, true).map_err(|_| improper(text))?;
+    let wildcard = rest
+        .split(['-', '+'])
+        .next()
+        .unwrap_or(rest)
+        .contains(['x', 'X', '*']);
+    Ok(Constraint {
+        op: op.unwrap_or(Op::Eq),
+        dirty: wildcard || version.minor_dirty || version.patch_dirty,
+        version,
+    })
+}
+
+/// Parses `a || b`, each an AND of `,`/space separated constraints or `x - y` ranges.
+fn parse_constraints(text: &str) -> Result<Vec<Vec<Constraint>>, FuncError> {
+    let mut groups = Vec::new();
+    for group in text.split("||") {
+        let tokens: Vec<&str> = group
+            .split([',', ' ', '\t'])
+            .filter(|t| !t.is_empty())
+            .collect();
+        let mut constraints = Vec::new();
+        let mut i = 0;
+        while i < tokens.len() {
+            let token = tokens[i];
+            if tokens.get(i + 1) == Some(&"-") && i + 2 < tokens.len() {
+                let low = parse_one(token)?;
+                let high = parse_one(tokens[i + 2])?;
+                constraints.push(Constraint { op: Op::Ge, ..low });
+                constraints.push(Constraint { op: Op::Le, ..high });
+                i += 3;
+                continue;
+            }
+            let is_bare_op = OPERATORS.iter().any(|(sym, _)| *sym == token);
+            if is_bare_op && i + 1 < tokens.len() {
+                constraints.push(parse_one(&format!("{token}{}", tokens[i + 1]))?);
+                i += 2;
+                continue;
+            }
+            constraints.push(parse_one(token)?);
+            i += 1;
+        }
+        if constraints.is_empty() {
+            return Err(improper(text));
+        }
+        groups.push(constraints);
+    }
+    Ok(groups)
+}
