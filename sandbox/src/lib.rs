@@ -6,6 +6,7 @@
 //! loopback ports and hands out a `kube::Client` and a kubeconfig per cluster.
 
 pub mod controllers;
+pub mod defaults;
 pub mod error;
 pub mod fields;
 pub mod http;

@@ -1,6 +1,7 @@
 //! Storage of one virtual cluster: objects, resourceVersion counter, event history, watch
 //! fan-out. No HTTP here; the HTTP layer translates requests into these calls.
 
+use crate::defaults;
 use crate::error::{Error, Result};
 use crate::meta::{self, finalizers, meta_str};
 use crate::patch::{self, Writer};
@@ -495,6 +496,7 @@ impl Store {
                 md.remove("generation");
             }
         }
+        defaults::apply(info, &mut obj);
         if info.plural == "namespaces" && info.group.is_empty() {
             meta::metadata_mut(&mut obj)
                 .entry("labels")
@@ -907,6 +909,7 @@ fn prepare_update(
         }
         md.remove("selfLink");
     }
+    defaults::apply(info, &mut new);
     if info.generation && spec_differs(old, &new) {
         let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
         new["metadata"]["generation"] = json!(g + 1);
