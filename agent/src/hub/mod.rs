@@ -137,6 +137,15 @@ pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
         }
     }
     tracing::info!("hub caches filled; serving clusters");
+    // Changes made while no hub ran (a source withdrawn, a cluster removed) left reports
+    // that no task will ever rewrite: delete them once, now that the caches tell the truth.
+    if let Err(error) = report::delete_stale(&mgmt, |id, source| {
+        served(&caches, id).is_some() && caches.sources_of(id).contains_key(source)
+    })
+    .await
+    {
+        tracing::warn!(%error, "cannot delete stale EventReports");
+    }
     loop {
         sync(&mgmt, &caches, &mut running).await;
         tokio::select! {
@@ -149,22 +158,32 @@ pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
     }
 }
 
+/// The SveltosCluster `id` when the hub serves it: present, not being deleted, not paused,
+/// not in pull mode.
+fn served(caches: &Caches, id: &ClusterId) -> Option<Arc<SveltosCluster>> {
+    let cluster = caches
+        .clusters
+        .get(&ObjectRef::new(&id.name).within(&id.namespace))?;
+    let serve = cluster.metadata.deletion_timestamp.is_none()
+        && !cluster.spec.paused
+        && !cluster.spec.pull_mode;
+    serve.then_some(cluster)
+}
+
 /// Starts, updates and stops cluster tasks to match the caches.
 async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, Running>) {
-    let mut wanted: BTreeMap<ClusterId, Arc<SveltosCluster>> = BTreeMap::new();
-    for cluster in caches.clusters.state() {
-        if cluster.metadata.deletion_timestamp.is_some()
-            || cluster.spec.paused
-            || cluster.spec.pull_mode
-        {
-            continue;
-        }
-        let id = ClusterId {
-            namespace: cluster.metadata.namespace.clone().unwrap_or_default(),
-            name: cluster.metadata.name.clone().unwrap_or_default(),
-        };
-        wanted.insert(id, cluster);
-    }
+    let wanted: BTreeMap<ClusterId, Arc<SveltosCluster>> = caches
+        .clusters
+        .state()
+        .iter()
+        .filter_map(|cluster| {
+            let id = ClusterId {
+                namespace: cluster.metadata.namespace.clone().unwrap_or_default(),
+                name: cluster.metadata.name.clone().unwrap_or_default(),
+            };
+            served(caches, &id).map(|cluster| (id, cluster))
+        })
+        .collect();
     let gone: Vec<ClusterId> = running
         .keys()
         .filter(|id| !wanted.contains_key(*id))

@@ -124,6 +124,30 @@ pub async fn delete(mgmt: &Client, cluster: &ClusterId, source: &str) -> kube::R
     }
 }
 
+/// Deletes every hub-written report, in any namespace, for which `keep(cluster, source)` is false.
+pub async fn delete_stale(
+    mgmt: &Client,
+    keep: impl Fn(&ClusterId, &str) -> bool,
+) -> kube::Result<()> {
+    let api: Api<EventReport> = Api::all(mgmt.clone());
+    let selector = format!(
+        "{EVENT_REPORT_CLUSTER_TYPE_LABEL}={}",
+        ClusterType::Sveltos.lowercase()
+    );
+    for report in api.list(&ListParams::default().labels(&selector)).await? {
+        let cluster = ClusterId {
+            namespace: report.metadata.namespace.clone().unwrap_or_default(),
+            name: report.spec.cluster_name.clone(),
+        };
+        let source = &report.spec.event_source_name;
+        if !keep(&cluster, source) {
+            tracing::info!(%cluster, %source, "deleting a stale EventReport");
+            delete(mgmt, &cluster, source).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Deletes every report of `cluster` (the cluster went away).
 pub async fn delete_all(mgmt: &Client, cluster: &ClusterId) -> kube::Result<()> {
     let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
