@@ -69,11 +69,7 @@ pub async fn apply(
     for profile in &plan.desired.profiles {
         let name = profile.metadata.name.clone().unwrap_or_default();
         wanted_profiles.insert(name.clone());
-        let current = caches
-            .profiles
-            .state()
-            .into_iter()
-            .find(|p| p.metadata.name.as_deref() == Some(&name));
+        let current = caches.profiles.get(&ObjectRef::new(&name));
         let same = current.is_some_and(|c| {
             c.spec == profile.spec
                 && labels_hold(
@@ -122,9 +118,7 @@ pub async fn apply(
         if generated.kind == "Secret" {
             let current = caches
                 .secrets
-                .state()
-                .into_iter()
-                .find(|s| is(&s.metadata, &generated.name));
+                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
             let object = secret(generated);
             let same = current.is_some_and(|c| {
                 c.data == object.data
@@ -140,9 +134,7 @@ pub async fn apply(
         } else {
             let current = caches
                 .config_maps
-                .state()
-                .into_iter()
-                .find(|c| is(&c.metadata, &generated.name));
+                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
             let object = config_map(generated);
             let same = current
                 .is_some_and(|c| c.data == object.data && meta_holds(&c.metadata, generated));
@@ -187,11 +179,6 @@ where
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(0),
         Err(error) => Err(error),
     }
-}
-
-fn is(metadata: &ObjectMeta, name: &str) -> bool {
-    metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE)
-        && metadata.name.as_deref() == Some(name)
 }
 
 fn meta_holds(metadata: &ObjectMeta, generated: &Generated) -> bool {
