@@ -3,70 +3,16 @@
 //! and no leftover.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test set-up
 
+mod support;
+
 use std::time::Duration;
 
 use api::v1beta1::{ClusterProfile, ClusterSummary};
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
-use kube::core::{DynamicObject, GroupVersionKind};
+use kube::api::{Api, DeleteParams, ListParams};
 use sandbox::{Sandbox, SandboxOptions};
-use serde_json::{Value, json};
-use sveltos_events_controller::serve::Telemetry;
-use tokio::task::JoinHandle;
-
-async fn apply(client: &Client, object: Value) {
-    let api_version = object["apiVersion"].as_str().unwrap();
-    let kind = object["kind"].as_str().unwrap();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let (resource, caps) =
-        kube::discovery::pinned_kind(client, &GroupVersionKind::gvk(group, version, kind))
-            .await
-            .unwrap();
-    let name = object["metadata"]["name"].as_str().unwrap().to_owned();
-    let api: Api<DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
-        Api::namespaced_with(
-            client.clone(),
-            object["metadata"]["namespace"]
-                .as_str()
-                .unwrap_or("default"),
-            &resource,
-        )
-    } else {
-        Api::all_with(client.clone(), &resource)
-    };
-    api.patch(
-        &name,
-        &PatchParams::apply("test").force(),
-        &Patch::Apply(&object),
-    )
-    .await
-    .unwrap();
-}
-
-fn service(name: &str) -> Value {
-    json!({"apiVersion": "v1", "kind": "Service",
-           "metadata": {"name": name, "namespace": "default", "labels": {"sveltos": "fv"}},
-           "spec": {"selector": {"app": name}, "ports": [{"port": 80, "protocol": "TCP"}]}})
-}
-
-fn start(mgmt: &Client) -> Vec<JoinHandle<()>> {
-    let telemetry = Telemetry::new();
-    let (a, m, d) = (mgmt.clone(), mgmt.clone(), mgmt.clone());
-    let t = telemetry.clone();
-    vec![
-        tokio::spawn(agent::hub::run(a, std::future::pending())),
-        tokio::spawn(async move {
-            let _ = sveltos_events_controller::manager::run(m, t, std::future::pending()).await;
-        }),
-        tokio::spawn(async move {
-            let _ = sveltos_events_controller::deployer::run(d, telemetry, std::future::pending())
-                .await;
-        }),
-    ]
-}
+use support::{apply, install_crds, network_policy_scenario, register, service, start_system};
 
 async fn eventually<F, Fut>(what: &str, f: F)
 where
@@ -110,31 +56,15 @@ async fn a_restart_after_changes_converges_without_duplicates_or_leftovers() {
     let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
     let managed_handle = sandbox.cluster("cluster-1").unwrap();
     let managed = managed_handle.client().unwrap();
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(mgmt.clone());
-    for crd in api::crd::all().unwrap() {
-        crds.create(&Default::default(), &crd).await.unwrap();
-    }
-    let secret = json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "cluster-1-sveltos-kubeconfig", "namespace": "default"},
-        "data": {"kubeconfig": ByteString(managed_handle.kubeconfig_yaml().into_bytes())}});
-    apply(&mgmt, secret).await;
-    apply(&mgmt, json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
-        "metadata": {"name": "cluster-1", "namespace": "default", "labels": {"env": "fv"}}, "spec": {}})).await;
-    for text in [
-        include_str!("../../examples/network-policy/eventsource.yaml"),
-        include_str!("../../examples/network-policy/eventtrigger.yaml"),
-        include_str!("../../examples/network-policy/configmap.yaml"),
-    ] {
-        for document in api::load::documents(text).unwrap() {
-            apply(&mgmt, document).await;
-        }
-    }
+    install_crds(&mgmt).await;
+    register(&mgmt, managed_handle).await;
+    network_policy_scenario(&mgmt).await;
     apply(&managed, service("first")).await;
 
     let policies: Api<NetworkPolicy> = Api::namespaced(managed.clone(), "default");
     let profiles: Api<ClusterProfile> = Api::all(mgmt.clone());
     let summaries: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
-    let tasks = start(&mgmt);
+    let tasks = start_system(&mgmt);
     eventually("the first policy", || async {
         names(&policies).await == ["front-first"]
     })
@@ -153,7 +83,7 @@ async fn a_restart_after_changes_converges_without_duplicates_or_leftovers() {
         .await
         .unwrap();
 
-    let _tasks = start(&mgmt);
+    let _tasks = start_system(&mgmt);
     eventually("convergence after the restart", || async {
         names(&policies).await == ["front-second"]
             && names(&profiles).await.len() == 1

@@ -24,7 +24,7 @@ use api::v1beta1::{
 };
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, Resource};
@@ -117,6 +117,25 @@ pub async fn run(
             }
         }
     };
+    // A ConfigMap or Secret concerns the profiles that reference it; a kubeconfig, every one.
+    let mark_referring = {
+        let caches = caches.clone();
+        let queue = Arc::clone(&queue);
+        move |kind: &str, meta: &ObjectMeta| {
+            let namespace = meta.namespace.as_deref().unwrap_or_default();
+            let name = meta.name.as_deref().unwrap_or_default();
+            let kubeconfig = kind == "Secret"
+                && caches.clusters.state().iter().any(|c| {
+                    c.metadata.namespace.as_deref() == Some(namespace)
+                        && c.kubeconfig_secret_name() == name
+                });
+            for profile in caches.profiles.state() {
+                if kubeconfig || refers_to(&profile.spec, kind, namespace, name) {
+                    queue.mark(profile.name_any_or_default());
+                }
+            }
+        }
+    };
     let profile_task = {
         let queue = Arc::clone(&queue);
         profile_events.for_each(move |p| {
@@ -131,23 +150,19 @@ pub async fn run(
             async {}
         })
     };
-    // Clusters, and any ConfigMap or Secret (content or kubeconfig), may concern any profile.
-    let cluster_task = {
-        let mark_all = mark_all.clone();
-        cluster_events.for_each(move |_| {
-            mark_all();
-            async {}
-        })
-    };
-    let config_map_task = {
-        let mark_all = mark_all.clone();
-        config_map_events.for_each(move |_| {
-            mark_all();
-            async {}
-        })
-    };
-    let secret_task = secret_events.for_each(move |_| {
+    let cluster_task = cluster_events.for_each(move |_| {
         mark_all();
+        async {}
+    });
+    let config_map_task = {
+        let mark_referring = mark_referring.clone();
+        config_map_events.for_each(move |c| {
+            mark_referring("ConfigMap", &c.metadata);
+            async {}
+        })
+    };
+    let secret_task = secret_events.for_each(move |s| {
+        mark_referring("Secret", &s.metadata);
         async {}
     });
     let watches = async {
@@ -210,6 +225,27 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
             retries.record(&queue, "ClusterProfile", name, outcome);
         }
     }
+}
+
+/// Whether `spec` may read the `kind` object `namespace/name`: a policyRef or
+/// templateResourceRef names it, or names it through a template (which any object may match).
+fn refers_to(spec: &ClusterProfileSpec, kind: &str, namespace: &str, name: &str) -> bool {
+    let may_be = |wanted: &str, actual: &str| wanted == actual || wanted.contains("{{");
+    let policies = spec.policy_refs.iter().any(|r| {
+        r.kind == kind
+            && may_be(&r.name, name)
+            && (r.namespace.is_empty() || may_be(&r.namespace, namespace))
+    });
+    policies
+        || spec.template_resource_refs.iter().any(|r| {
+            let resource = &r.resource;
+            resource.kind.as_deref() == Some(kind)
+                && may_be(resource.name.as_deref().unwrap_or_default(), name)
+                && resource
+                    .namespace
+                    .as_deref()
+                    .is_none_or(|n| n.is_empty() || may_be(n, namespace))
+        })
 }
 
 /// The clusters `profile` matches: its clusterSelector plus its clusterRefs, ready ones only.
@@ -457,5 +493,45 @@ async fn write_profile_status(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(error) => Err(error.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(value: Value) -> ClusterProfileSpec {
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("bad test spec: {e}"))
+    }
+
+    #[test]
+    fn a_profile_refers_to_the_objects_its_refs_name() {
+        let profile = spec(json!({"policyRefs": [
+            {"kind": "ConfigMap", "namespace": "projectsveltos", "name": "np-1"},
+            {"kind": "Secret", "name": "creds"},
+        ]}));
+        assert!(refers_to(&profile, "ConfigMap", "projectsveltos", "np-1"));
+        assert!(!refers_to(&profile, "ConfigMap", "projectsveltos", "np-2"));
+        assert!(!refers_to(&profile, "Secret", "projectsveltos", "np-1"));
+        assert!(!refers_to(&profile, "ConfigMap", "default", "np-1"));
+        // No namespace: the cluster's, whichever it is.
+        assert!(refers_to(&profile, "Secret", "anywhere", "creds"));
+    }
+
+    #[test]
+    fn templated_refs_may_refer_to_anything_of_their_kind() {
+        let profile = spec(json!({
+            "policyRefs": [
+                {"kind": "ConfigMap", "namespace": "{{ .Cluster.metadata.namespace }}", "name": "fixed"},
+            ],
+            "templateResourceRefs": [{
+                "resource": {"apiVersion": "v1", "kind": "Secret", "name": "{{ .Cluster.metadata.name }}-creds"},
+                "identifier": "creds",
+            }],
+        }));
+        assert!(refers_to(&profile, "ConfigMap", "team-a", "fixed"));
+        assert!(!refers_to(&profile, "ConfigMap", "team-a", "other"));
+        assert!(refers_to(&profile, "Secret", "team-a", "c1-creds"));
+        assert!(!refers_to(&profile, "ConfigMap", "team-a", "c1-creds"));
     }
 }
