@@ -6,20 +6,45 @@
 //! numbers inside collected objects stay integers when the JSON has them as integers (upstream
 //! turns them into floats, which breaks `eq .port 443`; see docs/ARCHITECTURE.md).
 
+use std::sync::Arc;
+
 use api::v1beta1::{EventReport, split_collected_resources};
 use k8s_openapi::api::core::v1::ObjectReference;
 use serde_json::{Map, Value, json};
 
+use crate::memo::{Digest, Memo, digest, digest_value};
 use crate::{Error, Result};
 
 /// One event as a `oneForEvent` profile sees it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SingleEvent {
+pub struct SingleEvent<'a> {
     /// Reference to the matching resource.
     pub matching_resource: ObjectReference,
     /// The collected object, when the EventSource collects resources.
-    pub resource: Option<Value>,
+    pub resource: Option<&'a Collected>,
 }
+
+/// A collected object and the digest of the document it was decoded from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collected {
+    /// The object.
+    pub object: Arc<Value>,
+    /// Digest of its content.
+    pub digest: Digest,
+}
+
+impl Collected {
+    /// An object collected outside a report (tests, offline rendering).
+    pub fn new(object: Value) -> Self {
+        Collected {
+            digest: digest_value(&object),
+            object: Arc::new(object),
+        }
+    }
+}
+
+/// Collected objects decoded by earlier plans, by digest of their document.
+pub type DocumentMemo = Memo<Arc<Value>>;
 
 /// The events of one report, decoded.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -27,7 +52,7 @@ pub struct ReportEvents {
     /// References of every matching resource, in report order.
     pub matching_resources: Vec<ObjectReference>,
     /// Collected objects, in report order (empty when not collected).
-    pub resources: Vec<Value>,
+    pub resources: Vec<Collected>,
     /// CloudEvents carried by the report.
     pub cloud_events: Vec<Value>,
 }
@@ -35,6 +60,12 @@ pub struct ReportEvents {
 impl ReportEvents {
     /// Decodes a report's references, collected objects and CloudEvents.
     pub fn from_report(report: &EventReport) -> Result<Self> {
+        Self::decode(report, &mut DocumentMemo::default())
+    }
+
+    /// [`ReportEvents::from_report`], taking collected objects whose document is unchanged
+    /// from `documents` instead of decoding them again.
+    pub fn decode(report: &EventReport, documents: &mut DocumentMemo) -> Result<Self> {
         let name = report.metadata.name.clone().unwrap_or_default();
         let decode = |bytes: &[u8], what: &str| {
             serde_json::from_slice::<Value>(bytes).map_err(|source| Error::Report {
@@ -45,7 +76,16 @@ impl ReportEvents {
         let resources = match &report.spec.resources {
             Some(bytes) => split_collected_resources(&bytes.0)
                 .into_iter()
-                .map(|document| decode(document, "a collected resource"))
+                .map(|document| {
+                    let key = digest(document);
+                    let object = documents.get_or_try(key, || {
+                        decode(document, "a collected resource").map(Arc::new)
+                    })?;
+                    Ok(Collected {
+                        object,
+                        digest: key,
+                    })
+                })
                 .collect::<Result<Vec<_>>>()?,
             None => Vec::new(),
         };
@@ -71,7 +111,7 @@ impl ReportEvents {
 
     /// One entry per resource event: the collected objects when there are any (each matched
     /// to its reference), else the references alone.
-    pub fn singles(&self) -> Vec<SingleEvent> {
+    pub fn singles(&self) -> Vec<SingleEvent<'_>> {
         if self.resources.is_empty() {
             return self
                 .matching_resources
@@ -84,9 +124,9 @@ impl ReportEvents {
         }
         self.resources
             .iter()
-            .map(|object| SingleEvent {
-                matching_resource: reference_of(object),
-                resource: Some(object.clone()),
+            .map(|collected| SingleEvent {
+                matching_resource: reference_of(&collected.object),
+                resource: Some(collected),
             })
             .collect()
     }
@@ -126,7 +166,7 @@ pub fn go_object_reference(reference: &ObjectReference) -> Value {
 }
 
 /// Template data for one object of a `oneForEvent` trigger.
-pub fn single_event_data(cluster: &Value, event: &SingleEvent) -> Value {
+pub fn single_event_data(cluster: &Value, event: &SingleEvent<'_>) -> Value {
     let mut data = Map::new();
     data.insert("Cluster".into(), cluster.clone());
     data.insert(
@@ -135,7 +175,9 @@ pub fn single_event_data(cluster: &Value, event: &SingleEvent) -> Value {
     );
     data.insert(
         "Resource".into(),
-        event.resource.clone().unwrap_or(Value::Null),
+        event
+            .resource
+            .map_or(Value::Null, |c| Value::clone(&c.object)),
     );
     data.insert("CloudEvent".into(), Value::Null);
     Value::Object(data)
@@ -156,7 +198,7 @@ pub fn all_events_data(cluster: &Value, events: &ReportEvents) -> Value {
     json!({
         "Cluster": cluster,
         "MatchingResources": events.matching_resources.iter().map(go_object_reference).collect::<Vec<_>>(),
-        "Resources": events.resources,
+        "Resources": events.resources.iter().map(|c| Value::clone(&c.object)).collect::<Vec<_>>(),
         "CloudEvents": events.cloud_events,
     })
 }
@@ -213,13 +255,10 @@ mod tests {
         let events =
             ReportEvents::from_report(&report(&[service("a", 443), service("b", 80)])).unwrap();
         assert_eq!(events.resources.len(), 2);
-        assert!(events.resources[0]["spec"]["ports"][0]["port"].is_i64());
+        assert!(events.resources[0].object["spec"]["ports"][0]["port"].is_i64());
         let singles = events.singles();
         assert_eq!(singles[1].matching_resource.name.as_deref(), Some("b"));
-        assert_eq!(
-            singles[1].resource.as_ref().unwrap()["metadata"]["name"],
-            "b"
-        );
+        assert_eq!(singles[1].resource.unwrap().object["metadata"]["name"], "b");
     }
 
     #[test]

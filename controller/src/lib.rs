@@ -12,6 +12,7 @@ pub mod identity;
 pub mod instantiate;
 pub mod leader;
 pub mod manager;
+pub mod memo;
 pub mod plan;
 pub mod profiles;
 pub mod queue;

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use api::v1beta1::EventTrigger;
 
 use crate::clusters::{Cluster, select};
-use crate::event_data::{ReportEvents, cluster_only_data};
+use crate::event_data::{DocumentMemo, ReportEvents, cluster_only_data};
 use crate::identity::ClusterRef;
 use crate::instantiate::Lookup;
-use crate::profiles::{Desired, Inputs, desired};
+use crate::profiles::{Desired, Inputs, UnitMemo, desired};
 use crate::render::{Render, render_field, template_name};
 
 /// What the manager can read besides the trigger: clusters, EventSources, reports, and the
@@ -20,12 +20,33 @@ pub trait World: Lookup {
     fn clusters(&self) -> Vec<Cluster>;
     /// Whether the EventSource exists in the management cluster.
     fn event_source_exists(&self, name: &str) -> bool;
-    /// The decoded events of the cluster's report for `event_source`, if there is a report.
+    /// A number that changes whenever anything [`Lookup::get`] could return changes.
+    fn lookup_epoch(&self) -> u64;
+    /// The decoded events of the cluster's report for `event_source`, if there is a report;
+    /// collected objects already in `documents` need not be decoded again.
     fn report(
         &self,
         cluster: &ClusterRef,
         event_source: &str,
+        documents: &mut DocumentMemo,
     ) -> Result<Option<ReportEvents>, String>;
+}
+
+/// What a trigger's previous plan computed that the next one may reuse.
+#[derive(Debug, Default)]
+pub struct PlanMemo {
+    /// Units (a profile and its generated objects) by digest of their inputs.
+    pub units: UnitMemo,
+    /// Collected objects by digest of their document.
+    pub documents: DocumentMemo,
+}
+
+impl PlanMemo {
+    /// Ends a plan: what it did not use is forgotten.
+    fn finish(&mut self) {
+        self.units.finish();
+        self.documents.finish();
+    }
 }
 
 /// Everything a trigger should have produced, cluster by cluster.
@@ -42,11 +63,13 @@ pub struct Plan {
     pub sources: BTreeMap<ClusterRef, String>,
 }
 
-/// Plans `trigger` against `world`. A bad selector fails the whole trigger.
+/// Plans `trigger` against `world`, reusing the units `memo` kept from the trigger's previous
+/// plan when their inputs are unchanged. A bad selector fails the whole trigger.
 pub fn plan(
     trigger: &EventTrigger,
     world: &dyn World,
     render: &dyn Render,
+    memo: &mut PlanMemo,
 ) -> Result<Plan, String> {
     let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
     let clusters = world.clusters();
@@ -64,7 +87,7 @@ pub fn plan(
         };
         plan.sources
             .insert(cluster.reference.clone(), event_source.clone());
-        match plan_cluster(trigger, cluster, &event_source, world, render) {
+        match plan_cluster(trigger, cluster, &event_source, world, render, memo) {
             Ok(desired) => {
                 plan.desired.profiles.extend(desired.profiles);
                 plan.desired.generated.extend(desired.generated);
@@ -74,6 +97,7 @@ pub fn plan(
             }
         }
     }
+    memo.finish();
     Ok(plan)
 }
 
@@ -101,11 +125,14 @@ fn plan_cluster(
     event_source: &str,
     world: &dyn World,
     render: &dyn Render,
+    memo: &mut PlanMemo,
 ) -> Result<Desired, String> {
     let reference = &cluster.reference;
     // A deleted EventSource withdraws what it produced (upstream leaves it behind).
     let events = if world.event_source_exists(event_source) {
-        world.report(reference, event_source)?.unwrap_or_default()
+        world
+            .report(reference, event_source, &mut memo.documents)?
+            .unwrap_or_default()
     } else {
         ReportEvents::default()
     };
@@ -115,9 +142,11 @@ fn plan_cluster(
             cluster,
             event_source,
             events: &events,
+            lookup_epoch: world.lookup_epoch(),
         },
         render,
         world,
+        &mut memo.units,
     )
 }
 
@@ -157,10 +186,14 @@ mod tests {
         fn event_source_exists(&self, name: &str) -> bool {
             self.sources.contains(&name)
         }
+        fn lookup_epoch(&self) -> u64 {
+            0
+        }
         fn report(
             &self,
             cluster: &ClusterRef,
             source: &str,
+            _: &mut DocumentMemo,
         ) -> Result<Option<ReportEvents>, String> {
             if self.broken.as_deref() == Some(cluster.name.as_str()) {
                 return Err("report is not valid JSON".into());
@@ -230,7 +263,7 @@ mod tests {
 
     #[test]
     fn one_profile_per_event_in_every_selected_cluster() {
-        let plan = plan(&trigger(), &fixture(), &NameOnly).unwrap();
+        let plan = plan(&trigger(), &fixture(), &NameOnly, &mut PlanMemo::default()).unwrap();
         let names: Vec<_> = plan.matching.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["c1", "c2"]);
         assert_eq!(plan.desired.profiles.len(), 3);
@@ -242,7 +275,7 @@ mod tests {
     fn a_deleted_event_source_withdraws_its_profiles() {
         let mut world = fixture();
         world.sources.clear();
-        let plan = plan(&trigger(), &world, &NameOnly).unwrap();
+        let plan = plan(&trigger(), &world, &NameOnly, &mut PlanMemo::default()).unwrap();
         assert_eq!(plan.matching.len(), 2);
         assert!(plan.desired.profiles.is_empty());
     }
@@ -251,7 +284,7 @@ mod tests {
     fn a_failing_cluster_does_not_block_the_others() {
         let mut world = fixture();
         world.broken = Some("c1".into());
-        let plan = plan(&trigger(), &world, &NameOnly).unwrap();
+        let plan = plan(&trigger(), &world, &NameOnly, &mut PlanMemo::default()).unwrap();
         assert_eq!(plan.desired.profiles.len(), 1);
         assert_eq!(plan.failures.len(), 1);
         let (failed, reason) = plan.failures.iter().next().unwrap();
@@ -263,7 +296,7 @@ mod tests {
     fn an_empty_source_selector_selects_nothing() {
         let mut trigger = trigger();
         trigger.spec.source_cluster_selector = Default::default();
-        let plan = plan(&trigger, &fixture(), &NameOnly).unwrap();
+        let plan = plan(&trigger, &fixture(), &NameOnly, &mut PlanMemo::default()).unwrap();
         assert!(plan.matching.is_empty() && plan.desired.profiles.is_empty());
     }
 }

@@ -3,6 +3,8 @@
 //! Pure: reads go through [`Lookup`], rendering through [`Render`].
 
 use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use api::labels::{FROM_GENERATOR_LABEL, LEGACY_INSTANTIATION_ANNOTATION};
 use api::v1beta1::{
@@ -17,6 +19,7 @@ use crate::clusters::Cluster;
 use crate::event_data::{ReportEvents, all_events_data, cloud_event_data, single_event_data};
 use crate::identity::{Identity, generated_name, identity_labels, with_reference};
 use crate::instantiate::{self, Context, Generated, Lookup};
+use crate::memo::{Digest, Memo, digest, digest_value, hash_value};
 use crate::render::{Render, render_field, template_name};
 
 /// What must exist for one (trigger, cluster) after a report.
@@ -38,13 +41,22 @@ pub struct Inputs<'a> {
     pub event_source: &'a str,
     /// Decoded report content.
     pub events: &'a ReportEvents,
+    /// Changes whenever anything the [`Lookup`] could return changes.
+    pub lookup_epoch: u64,
 }
+
+/// One unit's output: its ClusterProfile and the objects generated for it.
+pub type Built = Arc<(ClusterProfile, Vec<Generated>)>;
+
+/// Units of earlier decisions, reused when their inputs are unchanged.
+pub type UnitMemo = Memo<Built>;
 
 /// Computes the objects a report should produce; errors are sentences for the trigger's status.
 pub fn desired(
     inputs: &Inputs<'_>,
     render: &dyn Render,
     lookup: &dyn Lookup,
+    memo: &mut UnitMemo,
 ) -> Result<Desired, String> {
     let trigger = inputs.trigger;
     let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
@@ -55,21 +67,40 @@ pub fn desired(
     let cluster = &inputs.cluster.reference;
     let name = template_name(&cluster.namespace, &cluster.name, trigger_name);
     let trigger_labels = trigger.metadata.labels.clone().unwrap_or_default();
+    // Everything a unit depends on besides its own event.
+    let base = {
+        let mut hasher = DefaultHasher::new();
+        trigger_name.hash(&mut hasher);
+        trigger.metadata.labels.hash(&mut hasher);
+        trigger.metadata.annotations.hash(&mut hasher);
+        serde_json::to_vec(&trigger.spec)
+            .map_err(|e| format!("EventTrigger {trigger_name}: {e}"))?
+            .hash(&mut hasher);
+        cluster.hash(&mut hasher);
+        hash_value(&inputs.cluster.object, &mut hasher);
+        inputs.event_source.hash(&mut hasher);
+        inputs.lookup_epoch.hash(&mut hasher);
+        hasher.finish()
+    };
     let mut out = Desired::default();
-    let mut add = |identity: Identity<'_>, data: Value| -> Result<(), String> {
+    let mut add = |identity: Identity<'_>, event: Digest, data: &dyn Fn() -> Value| {
         let labels = identity_labels(&identity, &trigger_labels);
-        let unit = Unit {
-            inputs,
-            render,
-            lookup,
-            template_name: &name,
-            data: &data,
-            labels: &labels,
-        };
-        let (profile, generated) = unit.build()?;
-        out.profiles.push(profile);
-        out.generated.extend(generated);
-        Ok(())
+        let key = digest(&(base, event, &labels));
+        let built = memo.get_or_try(key, || {
+            let data = data();
+            let unit = Unit {
+                inputs,
+                render,
+                lookup,
+                template_name: &name,
+                data: &data,
+                labels: &labels,
+            };
+            unit.build().map(Arc::new)
+        })?;
+        out.profiles.push(built.0.clone());
+        out.generated.extend(built.1.iter().cloned());
+        Ok::<(), String>(())
     };
     if trigger.spec.one_for_event {
         for event in inputs.events.singles() {
@@ -85,7 +116,13 @@ pub fn desired(
                 resource,
                 cloud_event: None,
             };
-            add(identity, single_event_data(&inputs.cluster.object, &event))?;
+            let event_digest = match event.resource {
+                Some(collected) => collected.digest,
+                None => digest(&format!("{reference:?}")),
+            };
+            add(identity, event_digest, &|| {
+                single_event_data(&inputs.cluster.object, &event)
+            })?;
         }
         for cloud_event in &inputs.events.cloud_events {
             let field = |f: &str| {
@@ -101,10 +138,9 @@ pub fn desired(
                 resource: None,
                 cloud_event: Some((field("source"), field("subject"))),
             };
-            add(
-                identity,
-                cloud_event_data(&inputs.cluster.object, cloud_event),
-            )?;
+            add(identity, digest_value(cloud_event), &|| {
+                cloud_event_data(&inputs.cluster.object, cloud_event)
+            })?;
         }
     } else if !inputs.events.is_empty() {
         let identity = Identity {
@@ -114,10 +150,8 @@ pub fn desired(
             resource: None,
             cloud_event: None,
         };
-        add(
-            identity,
-            all_events_data(&inputs.cluster.object, inputs.events),
-        )?;
+        let data = all_events_data(&inputs.cluster.object, inputs.events);
+        add(identity, digest_value(&data), &|| data.clone())?;
     }
     Ok(out)
 }
@@ -413,7 +447,7 @@ impl Unit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event_data::reference_of;
+    use crate::event_data::{Collected, reference_of};
     use crate::instantiate::Referenced;
     use crate::testing::{NameOnly, Objects};
     use api::labels::INSTANTIATE_ANNOTATION;
@@ -439,7 +473,7 @@ mod tests {
         let resources: Vec<Value> = names.iter().map(|n| service(n)).collect();
         ReportEvents {
             matching_resources: resources.iter().map(reference_of).collect(),
-            resources,
+            resources: resources.into_iter().map(Collected::new).collect(),
             cloud_events: Vec::new(),
         }
     }
@@ -488,8 +522,9 @@ mod tests {
             cluster,
             event_source: "sveltos-service",
             events,
+            lookup_epoch: 0,
         };
-        desired(&inputs, &NameOnly, objects)
+        desired(&inputs, &NameOnly, objects, &mut UnitMemo::default())
     }
 
     #[test]
@@ -528,6 +563,54 @@ mod tests {
             desired.profiles[0].metadata.name,
             desired.profiles[1].metadata.name
         );
+    }
+
+    #[test]
+    fn remembered_units_equal_fresh_ones_and_follow_every_input() {
+        let c1 = cluster("c1");
+        let trigger = network_policy_trigger(true);
+        let objects = network_policy_objects();
+        let decide_with = |memo: &mut UnitMemo, events: &ReportEvents, objects: &Objects, epoch| {
+            let inputs = Inputs {
+                trigger: &trigger,
+                cluster: &c1,
+                event_source: "sveltos-service",
+                events,
+                lookup_epoch: epoch,
+            };
+            let decided = desired(&inputs, &NameOnly, objects, memo).unwrap();
+            memo.finish();
+            decided
+        };
+        let mut memo = UnitMemo::default();
+        let fresh = |events: &ReportEvents, objects: &Objects, epoch| {
+            decide_with(&mut UnitMemo::default(), events, objects, epoch)
+        };
+        let before = events(&["a", "b"]);
+        assert_eq!(
+            decide_with(&mut memo, &before, &objects, 0),
+            fresh(&before, &objects, 0)
+        );
+        // One resource renamed, one added: the memo answers as a fresh decision does.
+        let after = events(&["a", "c", "d"]);
+        assert_eq!(
+            decide_with(&mut memo, &after, &objects, 0),
+            fresh(&after, &objects, 0)
+        );
+        // The template changes: a new lookup epoch yields the new content.
+        let mut edited = network_policy_objects();
+        edited.0[0].data.insert(
+            "networkpolicy.yaml".into(),
+            "name: back-{{ .Resource.metadata.name }}".into(),
+        );
+        let changed = decide_with(&mut memo, &after, &edited, 1);
+        assert_eq!(changed, fresh(&after, &edited, 1));
+        assert_eq!(
+            changed.generated[0].data["networkpolicy.yaml"],
+            "name: back-a"
+        );
+        // Only plans of live units are kept.
+        assert_eq!(memo.len(), 3);
     }
 
     #[test]

@@ -6,11 +6,13 @@ pub mod apply;
 pub mod caches;
 pub mod legacy;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 
-use api::labels::{EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL};
+use api::labels::{
+    AGENT_SOURCES_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL,
+};
 use api::v1beta1::{
     ClusterInfo, ClusterProfile, ClusterType, EventReport, EventSource, EventTrigger,
     EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
@@ -27,7 +29,7 @@ use serde_json::json;
 
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
-use crate::plan::{Plan, plan};
+use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 
@@ -137,6 +139,7 @@ fn start_watches(
         config_maps,
         secrets,
         profiles,
+        lookup_epoch: Arc::default(),
     };
 
     let all_triggers = {
@@ -198,38 +201,31 @@ fn start_watches(
         by_source(&source);
         async {}
     });
-    // A referenced ConfigMap/Secret may be any; a generated one belongs to one trigger.
+    // A generated ConfigMap/Secret belongs to one trigger, an agent source list to none; any
+    // other may be referenced by any trigger.
+    let by_config_object = {
+        let caches = caches.clone();
+        let owner = owner.clone();
+        move |labels: Option<&BTreeMap<String, String>>| {
+            if labels.is_some_and(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL)) {
+                owner(labels);
+            } else if !labels.is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL)) {
+                caches.referenced_changed();
+                all_triggers();
+            }
+        }
+    };
     let config_map_task = {
-        let all_triggers = all_triggers.clone();
-        let owner = owner.clone();
+        let by_config_object = by_config_object.clone();
         config_map_events.for_each(move |c| {
-            match c
-                .metadata
-                .labels
-                .as_ref()
-                .filter(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL))
-            {
-                Some(labels) => owner(Some(labels)),
-                None => all_triggers(),
-            }
+            by_config_object(c.metadata.labels.as_ref());
             async {}
         })
     };
-    let secret_task = {
-        let owner = owner.clone();
-        secret_events.for_each(move |s| {
-            match s
-                .metadata
-                .labels
-                .as_ref()
-                .filter(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL))
-            {
-                Some(labels) => owner(Some(labels)),
-                None => all_triggers(),
-            }
-            async {}
-        })
-    };
+    let secret_task = secret_events.for_each(move |s| {
+        by_config_object(s.metadata.labels.as_ref());
+        async {}
+    });
     let profile_task = profile_events.for_each(move |p| {
         owner(p.metadata.labels.as_ref());
         async {}
@@ -271,9 +267,15 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     for trigger in caches.triggers.state() {
         queue.mark(trigger.metadata.name.clone().unwrap_or_default());
     }
+    // Each trigger's units from its last plan, so an event re-plans what it changed only.
+    let mut memos: HashMap<String, PlanMemo> = HashMap::new();
     loop {
         for name in queue.next_batch().await {
-            let outcome = reconcile(&client, &caches, &render, &recorder, &name).await;
+            let memo = memos.entry(name.clone()).or_default();
+            let outcome = reconcile(&client, &caches, &render, &recorder, &name, memo).await;
+            if caches.triggers.get(&ObjectRef::new(&name)).is_none() {
+                memos.remove(&name);
+            }
             retries.record(&queue, "EventTrigger", name, outcome);
         }
     }
@@ -286,6 +288,7 @@ pub async fn reconcile(
     render: &GoTemplates,
     recorder: &Recorder,
     name: &str,
+    memo: &mut PlanMemo,
 ) -> Result<Pass, ManagerError> {
     let triggers: Api<EventTrigger> = Api::all(client.clone());
     let trigger = caches.triggers.get(&ObjectRef::new(name));
@@ -307,7 +310,8 @@ pub async fn reconcile(
         return Ok(Pass::Done);
     };
     add_finalizer(&triggers, &trigger).await?;
-    let plan = match plan(&trigger, caches, render) {
+    let started = std::time::Instant::now();
+    let plan = match plan(&trigger, caches, render, memo) {
         Ok(plan) => plan,
         Err(reason) => {
             tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
@@ -327,6 +331,7 @@ pub async fn reconcile(
         clusters = plan.matching.len(),
         profiles = plan.desired.profiles.len(),
         generated = plan.desired.generated.len(),
+        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
         "planned"
     );
     let result = apply::apply(client, caches, name, &plan).await;
@@ -338,6 +343,7 @@ pub async fn reconcile(
             trigger = name,
             written = applied.written,
             deleted = applied.deleted,
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "applied"
         );
     }
