@@ -221,7 +221,13 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 targets: &mut targets,
                 names: &names,
             };
+            let started = std::time::Instant::now();
             let outcome = reconcile(&client, &mut deployer, &name).await;
+            tracing::debug!(
+                profile = name,
+                elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "deployer pass"
+            );
             retries.record(&queue, "ClusterProfile", name, outcome);
         }
     }

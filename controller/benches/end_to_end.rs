@@ -1,0 +1,175 @@
+//! Event to add-on latency of the whole system on the sandbox (agent in hub mode, manager,
+//! deployer, API servers, all in this process), and fleet convergence time with memory.
+//!
+//! Latency: a labelled Service is created in a managed cluster; the clock stops when the
+//! watch on that cluster delivers the NetworkPolicy the scenario deploys for it. Events are
+//! sequential; every created Service stays, so later events run against a growing fleet state.
+//!
+//!   cargo bench -p sveltos-events-controller --bench end_to_end
+//!   E2E_EVENTS=1000 E2E_FLEET_CLUSTERS=10 E2E_FLEET_SERVICES=100 (the defaults)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark set-up
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, watcher};
+use sandbox::{Sandbox, SandboxOptions};
+use support::{apply, install_crds, network_policy_scenario, register, service, start_system};
+use tokio::sync::mpsc;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// Resident memory of this process (sandbox included), from /proc.
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+async fn latency(events: usize) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 1,
+    })
+    .await
+    .unwrap();
+    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    let handle = sandbox.cluster("cluster-1").unwrap();
+    let managed = handle.client().unwrap();
+    install_crds(&mgmt).await;
+    register(&mgmt, handle).await;
+    network_policy_scenario(&mgmt).await;
+    let _system = start_system(&mgmt);
+
+    let (arrivals, mut arrived) = mpsc::unbounded_channel::<(String, Instant)>();
+    let policies: Api<NetworkPolicy> = Api::namespaced(managed.clone(), "default");
+    tokio::spawn(async move {
+        let mut stream = watcher(policies, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(policy)) = stream.next().await {
+            let _ = arrivals.send((policy.metadata.name.unwrap_or_default(), Instant::now()));
+        }
+    });
+    // Warm-up: the first event also starts the agent's watch of Services.
+    apply(&managed, service("warm-up")).await;
+    while arrived
+        .recv()
+        .await
+        .is_some_and(|(name, _)| name != "front-warm-up")
+    {}
+
+    let mut samples = Vec::with_capacity(events);
+    let started = Instant::now();
+    for i in 0..events {
+        let name = format!("svc-{i}");
+        let wanted = format!("front-{name}");
+        let sent = Instant::now();
+        apply(&managed, service(&name)).await;
+        loop {
+            let (seen, at) = arrived.recv().await.expect("the watch ended");
+            if seen == wanted {
+                samples.push(at.duration_since(sent));
+                break;
+            }
+        }
+    }
+    let total = started.elapsed();
+    samples.sort();
+    println!(
+        "event -> add-on latency, 1 managed cluster, {events} sequential events (the fleet grows to {events} profiles)"
+    );
+    println!(
+        "  p50 {}  p90 {}  p99 {}  max {}  throughput {:.0} events/s",
+        ms(percentile(&samples, 0.50)),
+        ms(percentile(&samples, 0.90)),
+        ms(percentile(&samples, 0.99)),
+        ms(*samples.last().unwrap()),
+        events as f64 / total.as_secs_f64()
+    );
+    sandbox.shutdown().await;
+}
+
+async fn fleet(clusters: usize, services: usize) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: clusters,
+    })
+    .await
+    .unwrap();
+    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    install_crds(&mgmt).await;
+    network_policy_scenario(&mgmt).await;
+    let mut managed = Vec::new();
+    for handle in sandbox.clusters().iter().filter(|c| c.name != "mgmt") {
+        register(&mgmt, handle).await;
+        let client = handle.client().unwrap();
+        for i in 0..services {
+            apply(&client, service(&format!("svc-{i}"))).await;
+        }
+        managed.push(client);
+    }
+    let before = rss_mib();
+    let started = Instant::now();
+    let _system = start_system(&mgmt);
+    for client in &managed {
+        let policies: Api<NetworkPolicy> = Api::namespaced(client.clone(), "default");
+        while policies
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len()
+            < services
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    println!(
+        "fleet convergence: {clusters} clusters x {services} Services -> {} NetworkPolicies in {:.2} s; RSS {:.0} MiB before the controllers started, {:.0} MiB after (sandbox included)",
+        clusters * services,
+        started.elapsed().as_secs_f64(),
+        before,
+        rss_mib()
+    );
+    sandbox.shutdown().await;
+}
+
+fn main() {
+    // RUST_LOG=sveltos_events_controller=debug shows where an event's time goes.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .try_init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(latency(env("E2E_EVENTS", 1000)));
+    runtime.block_on(fleet(
+        env("E2E_FLEET_CLUSTERS", 10),
+        env("E2E_FLEET_SERVICES", 100),
+    ));
+}

@@ -1,0 +1,93 @@
+//! Shared set-up of the tests and benchmarks that run the whole system on the sandbox: apply
+//! objects, register a sandbox cluster, define the NetworkPolicy scenario, start the agent,
+//! manager and deployer.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each user needs a subset
+
+use k8s_openapi::ByteString;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+use kube::core::{DynamicObject, GroupVersionKind};
+use sandbox::ClusterHandle;
+use serde_json::{Value, json};
+use sveltos_events_controller::serve::Telemetry;
+use tokio::task::JoinHandle;
+
+/// Server-side applies `object` (any kind the cluster serves).
+pub async fn apply(client: &Client, object: Value) {
+    let api_version = object["apiVersion"].as_str().unwrap();
+    let kind = object["kind"].as_str().unwrap();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (resource, caps) = kube::discovery::pinned_kind(client, &gvk).await.unwrap();
+    let name = object["metadata"]["name"].as_str().unwrap().to_owned();
+    let api: Api<DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
+        let namespace = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default");
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    let params = PatchParams::apply("test").force();
+    api.patch(&name, &params, &Patch::Apply(&object))
+        .await
+        .unwrap();
+}
+
+/// Installs the CRDs in the management cluster.
+pub async fn install_crds(mgmt: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(mgmt.clone());
+    for crd in api::crd::all().unwrap() {
+        crds.create(&Default::default(), &crd).await.unwrap();
+    }
+}
+
+/// Registers a sandbox cluster as `default/<name>` labelled `env=fv`.
+pub async fn register(mgmt: &Client, cluster: &ClusterHandle) {
+    let name = &cluster.name;
+    let secret = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": format!("{name}-sveltos-kubeconfig"), "namespace": "default"},
+        "data": {"kubeconfig": ByteString(cluster.kubeconfig_yaml().into_bytes())}});
+    apply(mgmt, secret).await;
+    let object = json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+        "metadata": {"name": name, "namespace": "default", "labels": {"env": "fv"}}, "spec": {}});
+    apply(mgmt, object).await;
+}
+
+/// Defines the NetworkPolicy scenario (examples/network-policy) in the management cluster.
+pub async fn network_policy_scenario(mgmt: &Client) {
+    for text in [
+        include_str!("../../../examples/network-policy/eventsource.yaml"),
+        include_str!("../../../examples/network-policy/eventtrigger.yaml"),
+        include_str!("../../../examples/network-policy/configmap.yaml"),
+    ] {
+        for document in api::load::documents(text).unwrap() {
+            apply(mgmt, document).await;
+        }
+    }
+}
+
+/// A Service the scenario's EventSource matches.
+pub fn service(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": name, "namespace": "default", "labels": {"sveltos": "fv"}},
+           "spec": {"selector": {"app": name}, "ports": [{"port": 80, "protocol": "TCP"}]}})
+}
+
+/// Starts the agent (hub mode), the manager and the deployer against `mgmt`.
+pub fn start_system(mgmt: &Client) -> Vec<JoinHandle<()>> {
+    let telemetry = Telemetry::new();
+    let (a, m, d) = (mgmt.clone(), mgmt.clone(), mgmt.clone());
+    let t = telemetry.clone();
+    vec![
+        tokio::spawn(agent::hub::run(a, std::future::pending())),
+        tokio::spawn(async move {
+            let _ = sveltos_events_controller::manager::run(m, t, std::future::pending()).await;
+        }),
+        tokio::spawn(async move {
+            let _ = sveltos_events_controller::deployer::run(d, telemetry, std::future::pending())
+                .await;
+        }),
+    ]
+}
