@@ -1,6 +1,7 @@
 //! The "apply" step: make the management cluster hold exactly a trigger's planned objects.
-//! Writes only what differs from the cache (server-side apply, Sveltos' field manager), deletes
-//! stale ClusterProfiles first and stale ConfigMaps/Secrets once those are gone.
+//! Writes only what differs from the cache (server-side apply, Sveltos' field manager):
+//! generated ConfigMaps/Secrets before the ClusterProfiles naming them, and deletes stale
+//! ClusterProfiles first and stale ConfigMaps/Secrets once those are gone.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,6 +64,43 @@ pub async fn apply(
     let mut applied = Applied::default();
     let params = PatchParams::apply(FIELD_MANAGER).force();
 
+    // Generated ConfigMaps and Secrets first: a profile must never name one not yet there.
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let mut wanted = BTreeSet::new();
+    for generated in &plan.desired.generated {
+        wanted.insert((generated.kind.clone(), generated.name.clone()));
+        if generated.kind == "Secret" {
+            let current = caches
+                .secrets
+                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
+            let object = secret(generated);
+            let same = current.is_some_and(|c| {
+                c.data == object.data
+                    && c.type_ == object.type_
+                    && meta_holds(&c.metadata, generated)
+            });
+            if !same {
+                secrets
+                    .patch(&generated.name, &params, &Patch::Apply(&object))
+                    .await?;
+                applied.written += 1;
+            }
+        } else {
+            let current = caches
+                .config_maps
+                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
+            let object = config_map(generated);
+            let same = current
+                .is_some_and(|c| c.data == object.data && meta_holds(&c.metadata, generated));
+            if !same {
+                config_maps
+                    .patch(&generated.name, &params, &Patch::Apply(&object))
+                    .await?;
+                applied.written += 1;
+            }
+        }
+    }
     // ClusterProfiles.
     let profiles: Api<ClusterProfile> = Api::all(client.clone());
     let mut wanted_profiles = BTreeSet::new();
@@ -109,43 +147,6 @@ pub async fn apply(
         }
     }
 
-    // Generated ConfigMaps and Secrets.
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
-    let mut wanted = BTreeSet::new();
-    for generated in &plan.desired.generated {
-        wanted.insert((generated.kind.clone(), generated.name.clone()));
-        if generated.kind == "Secret" {
-            let current = caches
-                .secrets
-                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let object = secret(generated);
-            let same = current.is_some_and(|c| {
-                c.data == object.data
-                    && c.type_ == object.type_
-                    && meta_holds(&c.metadata, generated)
-            });
-            if !same {
-                secrets
-                    .patch(&generated.name, &params, &Patch::Apply(&object))
-                    .await?;
-                applied.written += 1;
-            }
-        } else {
-            let current = caches
-                .config_maps
-                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let object = config_map(generated);
-            let same = current
-                .is_some_and(|c| c.data == object.data && meta_holds(&c.metadata, generated));
-            if !same {
-                config_maps
-                    .patch(&generated.name, &params, &Patch::Apply(&object))
-                    .await?;
-                applied.written += 1;
-            }
-        }
-    }
     applied.written += apply_source_lists(client, caches, trigger, plan).await?;
     if applied.waiting {
         return Ok(applied);
