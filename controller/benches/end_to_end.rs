@@ -61,7 +61,7 @@ async fn latency(events: usize) {
     install_crds(&mgmt).await;
     register(&mgmt, handle).await;
     network_policy_scenario(&mgmt).await;
-    let _system = start_system(&mgmt);
+    let system = start_system(&mgmt);
 
     let (arrivals, mut arrived) = mpsc::unbounded_channel::<(String, Instant)>();
     let policies: Api<NetworkPolicy> = Api::namespaced(managed.clone(), "default");
@@ -110,6 +110,9 @@ async fn latency(events: usize) {
         ms(*samples.last().unwrap()),
         events as f64 / total.as_secs_f64()
     );
+    for task in system {
+        task.abort();
+    }
     sandbox.shutdown().await;
 }
 
@@ -134,7 +137,7 @@ async fn fleet(clusters: usize, services: usize) {
     }
     let before = rss_mib();
     let started = Instant::now();
-    let _system = start_system(&mgmt);
+    let system = start_system(&mgmt);
     for client in &managed {
         let policies: Api<NetworkPolicy> = Api::namespaced(client.clone(), "default");
         while policies
@@ -155,14 +158,20 @@ async fn fleet(clusters: usize, services: usize) {
         before,
         rss_mib()
     );
+    for task in system {
+        task.abort();
+    }
     sandbox.shutdown().await;
 }
 
 fn main() {
     // RUST_LOG=sveltos_events_controller=debug shows where an event's time goes.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .try_init();
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
