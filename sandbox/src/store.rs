@@ -14,6 +14,9 @@ use tokio::sync::broadcast;
 
 /// Number of events kept for watch resumption.
 pub const HISTORY: usize = 20_000;
+/// Bytes of watch frames the history may hold, whatever the count: resuming a watch from
+/// further back gets 410 Gone and relists, as with a compacted kube-apiserver.
+pub const HISTORY_BYTES: usize = 64 << 20;
 
 /// Watch event type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +91,8 @@ struct State {
     registry: Registry,
     objects: HashMap<GroupResource, Objects>,
     history: VecDeque<Arc<Event>>,
+    /// Sum of the watch-frame lengths of `history`.
+    history_bytes: usize,
 }
 
 /// Options common to writes.
@@ -243,6 +248,7 @@ impl Store {
                 registry: Registry::builtin(),
                 objects: HashMap::new(),
                 history: VecDeque::with_capacity(HISTORY),
+                history_bytes: 0,
             }),
             tx,
             converter: RwLock::new(None),
@@ -961,10 +967,14 @@ fn emit(
         object,
         line: OnceLock::new(),
     });
-    if st.history.len() == HISTORY {
-        st.history.pop_front();
-    }
+    // The frame is needed by every watcher anyway; its length measures the event.
+    st.history_bytes += ev.line().len();
     st.history.push_back(ev.clone());
+    while st.history.len() > HISTORY || (st.history_bytes > HISTORY_BYTES && st.history.len() > 1) {
+        if let Some(old) = st.history.pop_front() {
+            st.history_bytes -= old.line().len();
+        }
+    }
     // No receiver is not an error: nobody is watching.
     let _ = tx.send(ev);
 }

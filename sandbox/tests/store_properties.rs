@@ -88,3 +88,33 @@ async fn random_writes_are_seen_by_every_watcher_once_in_order() {
         }
     }
 }
+
+#[tokio::test]
+async fn history_is_bounded_by_bytes_and_older_resumptions_expire() {
+    let store = Store::new();
+    let info = store.resolve("", "v1", "configmaps").unwrap();
+    let opts = WriteOptions {
+        manager: "big".into(),
+        ..WriteOptions::default()
+    };
+    let start_rv = store.resource_version();
+    // 1 MiB a write: the history cannot keep them all.
+    let payload = "x".repeat(1 << 20);
+    let writes = sveltos_events_sandbox::store::HISTORY_BYTES / (1 << 20) + 8;
+    for i in 0..writes {
+        let object = json!({"metadata": {"name": format!("big-{i}")}, "data": {"v": payload}});
+        store.create(&info, "default", object, &opts).unwrap();
+    }
+    let expired = store.watch(&info, None, WatchFrom::After(start_rv));
+    assert!(
+        matches!(
+            expired,
+            Err(sveltos_events_sandbox::error::Error::Expired(_))
+        ),
+        "resuming before the kept history must answer 410 Gone"
+    );
+    // The recent past is still there, and what is kept fits the budget.
+    let recent = store.resource_version() - 4;
+    let (replay, _, _) = store.watch(&info, None, WatchFrom::After(recent)).unwrap();
+    assert_eq!(replay.len(), 4);
+}
