@@ -2,12 +2,40 @@
 //! (Lua scripts, templates) see the fields they see on a real cluster.
 
 use crate::registry::ResourceInfo;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
 /// Fills the defaults kube-apiserver sets on `obj` of resource `info`; other kinds pass unchanged.
 pub fn apply(info: &ResourceInfo, obj: &mut Value) {
-    if info.group.is_empty() && info.plural == "services" {
-        service(obj);
+    if !info.group.is_empty() {
+        return;
+    }
+    match info.plural.as_str() {
+        "services" => service(obj),
+        "secrets" => secret(obj),
+        _ => {}
+    }
+}
+
+/// A Secret: `type: Opaque` when unset, and `stringData` folded into `data` (base64, winning
+/// over a `data` key of the same name) and dropped, as the API server's conversion does.
+fn secret(obj: &mut Value) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    root.entry("type").or_insert_with(|| json!("Opaque"));
+    let Some(Value::Object(plain)) = root.remove("stringData") else {
+        return;
+    };
+    if let Some(data) = object_entry(root, "data") {
+        for (key, value) in plain {
+            let text = match value {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            data.insert(key, json!(STANDARD.encode(text)));
+        }
     }
 }
 
@@ -74,6 +102,23 @@ mod tests {
         assert_eq!(svc["spec"]["ports"][1]["protocol"], "UDP");
         assert_eq!(svc["spec"]["ports"][1]["targetPort"], "http");
         assert_eq!(svc["status"], json!({"loadBalancer": {}}));
+    }
+
+    #[test]
+    fn secret_string_data_is_folded_into_data() {
+        let secrets = Registry::builtin()
+            .get("", "v1", "secrets")
+            .unwrap_or_else(|| panic!("secrets are built in"));
+        let mut secret = json!({"data": {"a": "b2xk", "keep": "eA=="},
+            "stringData": {"a": "new", "token": "t0k"}});
+        apply(&secrets, &mut secret);
+        assert_eq!(
+            secret,
+            json!({"type": "Opaque", "data": {"a": "bmV3", "keep": "eA==", "token": "dDBr"}})
+        );
+        let mut typed = json!({"type": "kubernetes.io/tls"});
+        apply(&secrets, &mut typed);
+        assert_eq!(typed, json!({"type": "kubernetes.io/tls"}));
     }
 
     #[test]
