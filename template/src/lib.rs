@@ -18,6 +18,7 @@ pub mod sprig;
 pub mod sveltos;
 mod template;
 pub mod value;
+pub mod yaml;
 
 pub use cache::TemplateCache;
 pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};

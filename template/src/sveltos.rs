@@ -1,19 +1,498 @@
 //! Sveltos' own template functions: libsveltos' encoders and the resource helpers of the
 //! event-manager (which take an object) and of the addon-controller (which take an identifier).
+//!
+//! Go's helpers mutate the map they are given; maps here are immutable values, so `setField`
+//! and `removeField` leave their argument as it was (only their returned text differs), while
+//! `chainSetField` and `chainRemoveField` write their result back into the variable passed, as
+//! Go's callers observe.
 
-use crate::funcs::FuncMap;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::funcs::{FuncError, FuncMap, Function, Param};
+use crate::sprig::conv::str_arg;
+use crate::sprig::json::{encode as json_encode, floats};
+use crate::value::Value;
+use crate::yaml::{self, Flavour, SIGS_K8S_YAML, YAML_V3};
+
+/// Fetched objects by TemplateResourceRef identifier.
+pub type Resources = Arc<BTreeMap<String, Value>>;
 
 /// libsveltos' extras (`toYaml`, `fromYaml`, `toJson`, ...) plus event-manager's
 /// object-taking `getResource`, `copy`, `getField`, `setField`, `removeField`, `chain*`.
 pub fn sveltos_event_funcs() -> FuncMap {
-    FuncMap::new()
+    let mut map = libsveltos_funcs();
+    map.insert(
+        "getResource",
+        Function::new(&[Param::Any], |a| Ok(cleaned(&a[0]))),
+    );
+    map.insert(
+        "copy",
+        Function::new(&[Param::Any], |a| Ok(yaml_text(&cleaned(&a[0]), YAML_V3))),
+    );
+    insert_field_helpers(&mut map, |v: &Value| Ok(v.clone()), YAML_V3);
+    map
 }
 
 /// The addon-controller's variants of the resource helpers, which take a
 /// TemplateResourceRef identifier looked up in `resources`.
-pub fn sveltos_addon_funcs(
-    resources: std::sync::Arc<std::collections::BTreeMap<String, crate::value::Value>>,
-) -> FuncMap {
-    let _ = resources;
-    FuncMap::new()
+pub fn sveltos_addon_funcs(resources: Resources) -> FuncMap {
+    let mut map = libsveltos_funcs();
+    let lookup = move |id: &Value| -> Result<Value, FuncError> {
+        Ok(resources
+            .get(str_arg(id))
+            .map(cleaned)
+            .unwrap_or(Value::Null))
+    };
+    let get = lookup.clone();
+    map.insert(
+        "getResource",
+        Function::new(&[Param::String], move |a| get(&a[0])),
+    );
+    let get = lookup.clone();
+    map.insert(
+        "copy",
+        Function::new(&[Param::String], move |a| {
+            Ok(yaml_text(&get(&a[0])?, SIGS_K8S_YAML))
+        }),
+    );
+    // getField, setField and removeField name the object by identifier; the chain helpers
+    // take the map itself, as upstream.
+    let mut by_identifier = FuncMap::new();
+    insert_field_helpers(&mut by_identifier, lookup, SIGS_K8S_YAML);
+    let mut by_map = FuncMap::new();
+    insert_field_helpers(&mut by_map, |v: &Value| Ok(v.clone()), SIGS_K8S_YAML);
+    for (source, name) in [
+        (&by_identifier, "getField"),
+        (&by_identifier, "setField"),
+        (&by_identifier, "removeField"),
+        (&by_map, "chainSetField"),
+        (&by_map, "chainRemoveField"),
+    ] {
+        if let Some(function) = source.get(name) {
+            map.insert(name, function.clone());
+        }
+    }
+    map
+}
+
+/// `getField`, `setField`, `removeField`, `chainSetField`, `chainRemoveField`, with the first
+/// argument resolved to an object by `object`.
+fn insert_field_helpers(
+    registry: &mut FuncMap,
+    object: impl Fn(&Value) -> Result<Value, FuncError> + Clone + Send + Sync + 'static,
+    flavour: Flavour,
+) {
+    let get = object.clone();
+    registry.insert(
+        "getField",
+        Function::new(&[Param::Any, Param::String], move |a| {
+            let object = get(&a[0])?;
+            Ok(field(&object, str_arg(&a[1]))
+                .cloned()
+                .unwrap_or_else(|| Value::string("")))
+        }),
+    );
+    let get = object.clone();
+    registry.insert(
+        "setField",
+        Function::new(&[Param::Any, Param::String, Param::Any], move |a| {
+            json_like(&a[2])?;
+            let object = cleaned(&get(&a[0])?);
+            Ok(match set_field(&object, str_arg(&a[1]), a[2].clone()) {
+                Some(changed) => yaml_text(&changed, flavour),
+                None => Value::string(""),
+            })
+        }),
+    );
+    let get = object.clone();
+    registry.insert(
+        "removeField",
+        Function::new(&[Param::Any, Param::String], move |a| {
+            let object = cleaned(&get(&a[0])?);
+            Ok(yaml_text(&remove_field(&object, str_arg(&a[1])), flavour))
+        }),
+    );
+    registry.insert(
+        "chainSetField",
+        Function::new(&[Param::Any, Param::String, Param::Any], |a| {
+            json_like(&a[2])?;
+            Ok(set_field(&a[0], str_arg(&a[1]), a[2].clone()).unwrap_or(Value::Null))
+        })
+        .writing_back(),
+    );
+    registry.insert(
+        "chainRemoveField",
+        Function::new(&[Param::Any, Param::String], |a| {
+            Ok(remove_field(&a[0], str_arg(&a[1])))
+        })
+        .writing_back(),
+    );
+}
+
+/// libsveltos' encoders, shared by both sides.
+fn libsveltos_funcs() -> FuncMap {
+    let mut map = FuncMap::new();
+    map.insert(
+        "toYaml",
+        Function::new(&[Param::Any], |a| Ok(yaml_text(&a[0], SIGS_K8S_YAML))),
+    );
+    map.insert(
+        "fromYaml",
+        Function::new(&[Param::String], |a| {
+            Ok(match parse_yaml(str_arg(&a[0])) {
+                Ok(map @ Value::Map(_)) => map,
+                Ok(other) => error_map(&format!(
+                    "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    json_kind(&other)
+                )),
+                Err(e) => error_map(&e),
+            })
+        }),
+    );
+    map.insert(
+        "fromYamlArray",
+        Function::new(&[Param::String], |a| {
+            Ok(match parse_yaml(str_arg(&a[0])) {
+                Ok(list @ Value::List(_)) => list,
+                Ok(Value::Null) => Value::list(Vec::new()),
+                Ok(other) => Value::list(vec![Value::string(format!(
+                    "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
+                    json_kind(&other)
+                ))]),
+                Err(e) => Value::list(vec![Value::string(e)]),
+            })
+        }),
+    );
+    map.insert(
+        "toJson",
+        Function::new(&[Param::Any], |a| {
+            Ok(Value::string(
+                json_encode(&a[0], true, None).unwrap_or_default(),
+            ))
+        }),
+    );
+    map.insert(
+        "fromJson",
+        Function::new(&[Param::String], |a| {
+            Ok(match parse_json(str_arg(&a[0])) {
+                Ok(map @ Value::Map(_)) => map,
+                Ok(other) => error_map(&format!(
+                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    json_kind(&other)
+                )),
+                Err(e) => error_map(&e),
+            })
+        }),
+    );
+    map.insert(
+        "fromJsonArray",
+        Function::new(&[Param::String], |a| {
+            Ok(match parse_json(str_arg(&a[0])) {
+                Ok(list @ Value::List(_)) => list,
+                Ok(other) => Value::list(vec![Value::string(format!(
+                    "json: cannot unmarshal {} into Go value of type []interface {{}}",
+                    json_kind(&other)
+                ))]),
+                Err(e) => Value::list(vec![Value::string(e)]),
+            })
+        }),
+    );
+    map.insert(
+        "toToml",
+        Function::new(&[Param::Any], |a| {
+            let json = serde_json::Value::from(&a[0]);
+            Ok(Value::string(
+                toml::to_string(&json).unwrap_or_else(|e| e.to_string()),
+            ))
+        }),
+    );
+    map.insert(
+        "fromToml",
+        Function::new(&[Param::String], |a| {
+            Ok(match toml::from_str::<serde_json::Value>(str_arg(&a[0])) {
+                Ok(json) => Value::from(&json),
+                Err(e) => error_map(&e.to_string()),
+            })
+        }),
+    );
+    map
+}
+
+/// A map holding only `Error`, as libsveltos' decoders return on failure.
+fn error_map(message: &str) -> Value {
+    Value::map(BTreeMap::from([(
+        "Error".to_owned(),
+        Value::string(message.to_owned()),
+    )]))
+}
+
+/// Go's JSON name of a decoded value's kind, for unmarshal errors.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Map(_) => "object",
+        Value::List(_) => "array",
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+        _ => "number",
+    }
+}
+
+/// JSON into Go's `interface{}` shapes (numbers float64).
+fn parse_json(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .map(|json| floats(&json))
+        .map_err(|e| e.to_string())
+}
+
+/// YAML read as sigs.k8s.io/yaml reads it: through JSON, so numbers are float64.
+fn parse_yaml(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_saphyr::from_str::<serde_json::Value>(text)
+        .map(|json| floats(&json))
+        .map_err(|e| format!("error converting YAML to JSON: {e}"))
+}
+
+/// YAML text of `value` without its final newline; "" when it cannot be encoded.
+fn yaml_text(value: &Value, flavour: Flavour) -> Value {
+    let text = yaml::encode(value, flavour).unwrap_or_default();
+    Value::string(text.strip_suffix('\n').unwrap_or(&text).to_owned())
+}
+
+/// The object without the server-owned metadata upstream strips (`managedFields`,
+/// `resourceVersion`, `uid`); other values pass unchanged.
+fn cleaned(object: &Value) -> Value {
+    let mut out = object.clone();
+    for key in ["managedFields", "resourceVersion", "uid"] {
+        out = remove_path(&out, &["metadata", key]).unwrap_or(out);
+    }
+    out
+}
+
+/// Rejects what Kubernetes' unstructured setters cannot deep-copy (Go `int`s from template
+/// literals), as upstream's render fails.
+fn json_like(value: &Value) -> Result<(), FuncError> {
+    match value {
+        Value::Int(_) => Err("cannot deep copy int".into()),
+        Value::List(items) => items.iter().try_for_each(json_like),
+        Value::Map(map) => map.values().try_for_each(json_like),
+        _ => Ok(()),
+    }
+}
+
+/// The value at the dotted `path`.
+fn field<'v>(object: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.')
+        .try_fold(object, |current, key| match current {
+            Value::Map(map) => map.get(key),
+            _ => None,
+        })
+}
+
+/// `object` with `value` at the dotted `path` (intermediate maps created); `None` when a step
+/// of the path holds something other than a map.
+fn set_field(object: &Value, path: &str, value: Value) -> Option<Value> {
+    let keys: Vec<&str> = path.split('.').collect();
+    set_path(object, &keys, value)
+}
+
+fn set_path(object: &Value, keys: &[&str], value: Value) -> Option<Value> {
+    let Some((first, rest)) = keys.split_first() else {
+        return Some(value);
+    };
+    let mut map = match object {
+        Value::Map(map) => map.as_ref().clone(),
+        Value::Null => BTreeMap::new(),
+        _ => return None,
+    };
+    let child = map.get(*first).cloned().unwrap_or(Value::Null);
+    let child = if rest.is_empty() {
+        value
+    } else {
+        set_path(&child, rest, value)?
+    };
+    map.insert((*first).to_owned(), child);
+    Some(Value::map(map))
+}
+
+/// `object` without the dotted `path` (unchanged when absent).
+fn remove_field(object: &Value, path: &str) -> Value {
+    let keys: Vec<&str> = path.split('.').collect();
+    remove_path(object, &keys).unwrap_or_else(|| object.clone())
+}
+
+/// `None` when nothing was removed.
+fn remove_path(object: &Value, keys: &[&str]) -> Option<Value> {
+    let (first, rest) = keys.split_first()?;
+    let Value::Map(map) = object else {
+        return None;
+    };
+    let mut map = map.as_ref().clone();
+    if rest.is_empty() {
+        map.remove(*first)?;
+    } else {
+        let child = remove_path(map.get(*first)?, rest)?;
+        map.insert((*first).to_owned(), child);
+    }
+    Some(Value::map(map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::{Options, Template};
+    use serde_json::json;
+
+    fn render(funcs: FuncMap, text: &str, data: serde_json::Value) -> Result<String, String> {
+        let mut all = crate::sprig::sprig_funcs();
+        all.extend(&funcs);
+        let template = Template::parse("t", text, Arc::new(all), Options::default())
+            .map_err(|e| e.to_string())?;
+        template
+            .execute(&Value::from(&data))
+            .map_err(|e| e.to_string())
+    }
+
+    fn secret() -> serde_json::Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "uid": "u-1", "resourceVersion": "7", "managedFields": [{}]},
+            "data": {"token": "abc", "server": "https://x:6443"}})
+    }
+
+    fn addon() -> FuncMap {
+        let resources = BTreeMap::from([("Config".to_owned(), Value::from(&secret()))]);
+        sveltos_addon_funcs(Arc::new(resources))
+    }
+
+    #[test]
+    fn get_resource_by_identifier_reads_the_fetched_object_cleaned() {
+        let out = render(
+            addon(),
+            r#"{{ (getResource "Config").data.token }} {{ (getResource "Config").metadata }} {{ getResource "Nope" }}"#,
+            json!({}),
+        );
+        assert_eq!(out.as_deref(), Ok("abc map[name:c] <no value>"));
+    }
+
+    #[test]
+    fn copy_and_field_helpers_by_identifier() {
+        assert_eq!(
+            render(addon(), r#"{{ copy "Config" }}"#, json!({})).as_deref(),
+            Ok(
+                "apiVersion: v1\ndata:\n  server: https://x:6443\n  token: abc\nkind: ConfigMap\nmetadata:\n  name: c"
+            )
+        );
+        assert_eq!(
+            render(
+                addon(),
+                r#"{{ getField "Config" "data.server" }}|{{ getField "Config" "no.such" }}|"#,
+                json!({})
+            )
+            .as_deref(),
+            Ok("https://x:6443||")
+        );
+        assert_eq!(
+            render(
+                addon(),
+                r#"{{ setField "Config" "metadata.name" "d" }}"#,
+                json!({})
+            )
+            .as_deref(),
+            Ok(
+                "apiVersion: v1\ndata:\n  server: https://x:6443\n  token: abc\nkind: ConfigMap\nmetadata:\n  name: d"
+            )
+        );
+        assert_eq!(
+            render(addon(), r#"{{ removeField "Config" "data" }}"#, json!({})).as_deref(),
+            Ok("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c")
+        );
+    }
+
+    #[test]
+    fn event_helpers_take_the_object_and_write_yaml_v3() {
+        let data = json!({"Resource": {"metadata": {"name": "web", "uid": "x"},
+            "spec": {"ports": [{"port": 80}]}}});
+        assert_eq!(
+            render(sveltos_event_funcs(), "{{ copy .Resource }}", data.clone()).as_deref(),
+            Ok("metadata:\n    name: web\nspec:\n    ports:\n        - port: 80")
+        );
+        assert_eq!(
+            render(
+                sveltos_event_funcs(),
+                r#"{{ (getResource .Resource).metadata }}"#,
+                data.clone()
+            )
+            .as_deref(),
+            Ok("map[name:web]")
+        );
+        assert_eq!(
+            render(
+                sveltos_event_funcs(),
+                r#"{{ $r := chainSetField .Resource "metadata.labels.app" "web" }}{{ $r.metadata.labels.app }} {{ (chainRemoveField $r "spec").spec }}"#,
+                data.clone()
+            )
+            .as_deref(),
+            Ok("web <no value>")
+        );
+        let error = render(
+            sveltos_event_funcs(),
+            r#"{{ setField .Resource "spec.replicas" 3 }}"#,
+            data,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(error.contains("cannot deep copy int"), "{error}");
+    }
+
+    #[test]
+    fn libsveltos_decoders_return_errors_as_values() {
+        let funcs = sveltos_event_funcs;
+        assert_eq!(
+            render(
+                funcs(),
+                r#"{{ (fromYaml "a: 1\nb: [x]").b }} {{ (fromYaml "a: 1").a }}"#,
+                json!({})
+            )
+            .as_deref(),
+            Ok("[x] 1")
+        );
+        assert!(
+            render(funcs(), r#"{{ (fromYaml "- a").Error }}"#, json!({}))
+                .is_ok_and(|s| s.contains("cannot unmarshal array"))
+        );
+        assert_eq!(
+            render(
+                funcs(),
+                r#"{{ fromYamlArray "- a\n- b" }} {{ fromJsonArray "[1]" }}"#,
+                json!({})
+            )
+            .as_deref(),
+            Ok("[a b] [1]")
+        );
+        assert!(
+            render(funcs(), r#"{{ (fromJson "[1]").Error }}"#, json!({}))
+                .is_ok_and(|s| s.contains("cannot unmarshal array"))
+        );
+        assert_eq!(
+            render(
+                funcs(),
+                r#"{{ toJson .x }} {{ toYaml .x }}"#,
+                json!({"x": {"b": [1], "a": "<"}})
+            )
+            .as_deref(),
+            Ok("{\"a\":\"\\u003c\",\"b\":[1]} a: <\nb:\n- 1")
+        );
+        assert_eq!(
+            render(
+                funcs(),
+                r#"{{ (fromToml "[server]\nport = 8080").server.port }}|{{ toToml .x }}"#,
+                json!({"x": {"name": "web"}})
+            )
+            .as_deref(),
+            Ok("8080|name = \"web\"\n")
+        );
+    }
 }
