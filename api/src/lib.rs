@@ -9,6 +9,7 @@ pub mod crd;
 pub mod labels;
 pub mod load;
 mod schema;
+pub mod secret_data;
 pub mod selector;
 pub mod v1alpha1;
 pub mod v1beta1;

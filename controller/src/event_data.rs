@@ -6,9 +6,12 @@
 //! numbers inside collected objects stay integers when the JSON has them as integers (upstream
 //! turns them into floats, which breaks `eq .port 443`; see docs/ARCHITECTURE.md).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use api::secret_data;
 use api::v1beta1::{EventReport, split_collected_resources};
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::ObjectReference;
 use serde_json::{Map, Value, json};
 
@@ -66,6 +69,16 @@ impl ReportEvents {
     /// [`ReportEvents::from_report`], taking collected objects whose document is unchanged
     /// from `documents` instead of decoding them again.
     pub fn decode(report: &EventReport, documents: &mut DocumentMemo) -> Result<Self> {
+        Self::decode_sealed(report, &BTreeMap::new(), documents)
+    }
+
+    /// [`ReportEvents::decode`], putting back into collected Secrets the data the agent moved
+    /// to the report's companion Secret (`sealed`: its data, by document key).
+    pub fn decode_sealed(
+        report: &EventReport,
+        sealed: &BTreeMap<String, ByteString>,
+        documents: &mut DocumentMemo,
+    ) -> Result<Self> {
         let name = report.metadata.name.clone().unwrap_or_default();
         let decode = |bytes: &[u8], what: &str| {
             serde_json::from_slice::<Value>(bytes).map_err(|source| Error::Report {
@@ -77,9 +90,23 @@ impl ReportEvents {
             Some(bytes) => split_collected_resources(&bytes.0)
                 .into_iter()
                 .map(|document| {
-                    let key = digest(document);
+                    let removed = if sealed.is_empty() {
+                        None
+                    } else {
+                        sealed.get(&secret_data::document_key(document))
+                    };
+                    let key = match removed {
+                        None => digest(document),
+                        Some(removed) => digest(&(document, &removed.0[..])),
+                    };
                     let object = documents.get_or_try(key, || {
-                        decode(document, "a collected resource").map(Arc::new)
+                        let mut object = decode(document, "a collected resource")?;
+                        if let Some(removed) = removed {
+                            let removed =
+                                decode(&removed.0, "the secret data of a collected Secret")?;
+                            secret_data::unseal(&mut object, &removed);
+                        }
+                        Ok(Arc::new(object))
                     })?;
                     Ok(Collected {
                         object,

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use api::v1beta1::{EventReportSpec, EventSource};
+use api::v1beta1::EventSource;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ApiResource, GroupVersionKind};
 use kube::{Client, Resource};
@@ -41,7 +41,7 @@ struct SourceState {
     version: String,
     verdicts: VerdictCache,
     /// The report last written (None: not written by this process yet).
-    written: Option<EventReportSpec>,
+    written: Option<report::Publication>,
 }
 
 fn gvks(source: &EventSource) -> Vec<GroupVersionKind> {
@@ -307,14 +307,15 @@ impl ClusterAgent {
                     continue;
                 }
             };
-            let spec = report::report_spec(&self.id, &source, &evaluation.matching);
-            if state.written.as_ref() == Some(&spec) {
+            let publication = report::publication(&self.id, &source, &evaluation.matching);
+            if state.written.as_ref() == Some(&publication) {
                 continue;
             }
-            match report::write(&self.mgmt, &self.id, &spec).await {
+            let previous = state.written.as_ref();
+            match report::write(&self.mgmt, &self.id, &publication, previous).await {
                 Ok(()) => {
-                    tracing::debug!(cluster = %self.id, source = %name, matching = spec.matching_resources.len(), "EventReport written");
-                    state.written = Some(spec);
+                    tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
+                    state.written = Some(publication);
                 }
                 Err(error) => {
                     tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");

@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use api::labels::{
     EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_REPORT_CLUSTER_TYPE_LABEL, EVENT_SOURCE_NAME_LABEL,
 };
+use api::secret_data;
 use api::v1beta1::{
     ClusterType, EventReport, EventReportSpec, EventSource, event_report_name,
     join_collected_resources,
 };
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::core::v1::{ObjectReference, Secret};
 use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::Value;
@@ -51,19 +52,43 @@ fn reference(object: &Value) -> ObjectReference {
     }
 }
 
-/// The report `source`'s matching objects make for `cluster`.
-pub fn report_spec(
-    cluster: &ClusterId,
-    source: &EventSource,
-    matching: &[Value],
-) -> EventReportSpec {
+/// What the agent publishes for one (cluster, EventSource): the report and, when it collects
+/// Secrets, their data, which goes to the report's companion Secret instead of the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Publication {
+    /// The EventReport's spec.
+    pub spec: EventReportSpec,
+    /// Companion data: what was removed from each collected Secret, by document key.
+    pub sealed: BTreeMap<String, Vec<u8>>,
+}
+
+/// The publication `source`'s matching objects make for `cluster`.
+pub fn publication(cluster: &ClusterId, source: &EventSource, matching: &[Value]) -> Publication {
+    let mut sealed = BTreeMap::new();
     let resources = (source.spec.collect_resources && !matching.is_empty()).then(|| {
-        let documents: Vec<String> = matching.iter().map(Value::to_string).collect();
+        let documents: Vec<String> = matching
+            .iter()
+            .map(|object| {
+                if !secret_data::is_secret(object) {
+                    return object.to_string();
+                }
+                let mut shown = object.clone();
+                let removed = secret_data::seal(&mut shown);
+                let document = shown.to_string();
+                if let Some(removed) = removed {
+                    sealed.insert(
+                        secret_data::document_key(document.as_bytes()),
+                        removed.to_string().into_bytes(),
+                    );
+                }
+                document
+            })
+            .collect();
         ByteString(join_collected_resources(
             documents.iter().map(String::as_bytes),
         ))
     });
-    EventReportSpec {
+    let spec = EventReportSpec {
         cluster_namespace: cluster.namespace.clone(),
         cluster_name: cluster.name.clone(),
         cluster_type: ClusterType::Sveltos,
@@ -71,7 +96,8 @@ pub fn report_spec(
         matching_resources: matching.iter().map(reference).collect(),
         resources,
         cloud_events: Vec::new(),
-    }
+    };
+    Publication { spec, sealed }
 }
 
 /// Labels of a management-cluster report.
@@ -89,39 +115,112 @@ fn labels(cluster: &ClusterId, source: &str) -> BTreeMap<String, String> {
     ])
 }
 
-/// Writes (server-side apply) the report of `spec`.
-pub async fn write(mgmt: &Client, cluster: &ClusterId, spec: &EventReportSpec) -> kube::Result<()> {
-    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
+/// Writes (server-side apply) `publication`: its companion Secret first, so the report never
+/// names data the manager cannot find, then the report. `previous` is what this process wrote
+/// last (`None`: nothing yet); a companion no longer needed is deleted after the report.
+pub async fn write(
+    mgmt: &Client,
+    cluster: &ClusterId,
+    publication: &Publication,
+    previous: Option<&Publication>,
+) -> kube::Result<()> {
+    let spec = &publication.spec;
     let name = event_report_name(&spec.event_source_name, &cluster.name, ClusterType::Sveltos);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let digest =
+        (!publication.sealed.is_empty()).then(|| secret_data::data_digest(&publication.sealed));
+    let annotations = digest.as_ref().map(|digest| {
+        BTreeMap::from([(
+            secret_data::SECRET_DATA_ANNOTATION.to_owned(),
+            digest.clone(),
+        )])
+    });
+    if let Some(annotations) = &annotations {
+        let mut labels = labels(cluster, &spec.event_source_name);
+        labels.insert(secret_data::SECRET_DATA_LABEL.to_owned(), "ok".to_owned());
+        let companion = Secret {
+            metadata: ObjectMeta {
+                name: Some(secret_data::companion_name(&name)),
+                namespace: Some(cluster.namespace.clone()),
+                labels: Some(labels),
+                annotations: Some(annotations.clone()),
+                ..Default::default()
+            },
+            type_: Some("Opaque".to_owned()),
+            data: Some(
+                publication
+                    .sealed
+                    .iter()
+                    .map(|(key, value)| (key.clone(), ByteString(value.clone())))
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let mut body = serde_json::to_value(&companion).map_err(kube::Error::SerdeError)?;
+        typed(&mut body, "v1", "Secret");
+        let api: Api<Secret> = Api::namespaced(mgmt.clone(), &cluster.namespace);
+        api.patch(
+            &secret_data::companion_name(&name),
+            &params,
+            &Patch::Apply(&body),
+        )
+        .await?;
+    }
     let report = EventReport {
         metadata: ObjectMeta {
             name: Some(name.clone()),
             namespace: Some(cluster.namespace.clone()),
             labels: Some(labels(cluster, &spec.event_source_name)),
+            annotations,
             ..Default::default()
         },
         spec: spec.clone(),
         status: None,
     };
     let mut body = serde_json::to_value(&report).map_err(kube::Error::SerdeError)?;
-    if let Some(object) = body.as_object_mut() {
-        object.insert("apiVersion".into(), "lib.projectsveltos.io/v1beta1".into());
-        object.insert("kind".into(), "EventReport".into());
-    }
-    let params = PatchParams::apply(FIELD_MANAGER).force();
+    typed(&mut body, "lib.projectsveltos.io/v1beta1", "EventReport");
+    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
     api.patch(&name, &params, &Patch::Apply(&body)).await?;
+    if digest.is_none() && previous.is_none_or(|p| !p.sealed.is_empty()) {
+        delete_companion(mgmt, &cluster.namespace, &name).await?;
+    }
     Ok(())
 }
 
-/// Deletes the report of `source` for `cluster` (absent is fine).
-pub async fn delete(mgmt: &Client, cluster: &ClusterId, source: &str) -> kube::Result<()> {
-    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
-    let name = event_report_name(source, &cluster.name, ClusterType::Sveltos);
-    match api.delete(&name, &DeleteParams::background()).await {
+/// Sets `apiVersion` and `kind` on a server-side apply body.
+fn typed(body: &mut Value, api_version: &str, kind: &str) {
+    if let Some(object) = body.as_object_mut() {
+        object.insert("apiVersion".into(), api_version.into());
+        object.insert("kind".into(), kind.into());
+    }
+}
+
+/// Deletes the companion Secret of report `report` (absent is fine).
+async fn delete_companion(mgmt: &Client, namespace: &str, report: &str) -> kube::Result<()> {
+    let api: Api<Secret> = Api::namespaced(mgmt.clone(), namespace);
+    match api
+        .delete(
+            &secret_data::companion_name(report),
+            &DeleteParams::background(),
+        )
+        .await
+    {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(error) => Err(error),
     }
+}
+
+/// Deletes the report of `source` for `cluster` and its companion Secret (absent is fine).
+pub async fn delete(mgmt: &Client, cluster: &ClusterId, source: &str) -> kube::Result<()> {
+    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
+    let name = event_report_name(source, &cluster.name, ClusterType::Sveltos);
+    match api.delete(&name, &DeleteParams::background()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => {}
+        Err(error) => return Err(error),
+    }
+    delete_companion(mgmt, &cluster.namespace, &name).await
 }
 
 /// Deletes every hub-written report, in any namespace, for which `keep(cluster, source)` is false.

@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
+use api::secret_data;
 use api::v1beta1::{
     ClusterProfile, EventReport, EventSource, EventTrigger, SveltosCluster, event_report_name,
 };
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::clusters::Cluster;
@@ -102,6 +105,39 @@ impl Lookup for Caches {
     }
 }
 
+impl Caches {
+    /// The data of collected Secrets the agent moved out of `report` (named `name` in
+    /// `namespace`) into its companion Secret; an error while the companion the report names
+    /// is not (yet) in the cache, so no template sees a Secret without its data.
+    fn sealed_data(
+        &self,
+        report: &EventReport,
+        namespace: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, ByteString>, String> {
+        let annotation = |meta: &ObjectMeta| {
+            meta.annotations
+                .as_ref()
+                .and_then(|a| a.get(secret_data::SECRET_DATA_ANNOTATION))
+                .cloned()
+        };
+        let Some(wanted) = annotation(&report.metadata) else {
+            return Ok(BTreeMap::new());
+        };
+        let companion = secret_data::companion_name(name);
+        self.secrets
+            .get(&ObjectRef::new(&companion).within(namespace))
+            .filter(|secret| annotation(&secret.metadata).as_ref() == Some(&wanted))
+            .map(|secret| secret.data.clone().unwrap_or_default())
+            .ok_or_else(|| {
+                format!(
+                    "EventReport {namespace}/{name} names secret data that Secret \
+                     {namespace}/{companion} does not hold yet"
+                )
+            })
+    }
+}
+
 impl World for Caches {
     fn clusters(&self) -> Vec<Cluster> {
         self.clusters
@@ -137,7 +173,8 @@ impl World for Caches {
         if report.metadata.deletion_timestamp.is_some() {
             return Ok(None);
         }
-        ReportEvents::decode(&report, documents)
+        let sealed = self.sealed_data(&report, &cluster.namespace, &name)?;
+        ReportEvents::decode_sealed(&report, &sealed, documents)
             .map(Some)
             .map_err(|e| e.to_string())
     }

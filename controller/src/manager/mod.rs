@@ -13,6 +13,7 @@ use std::sync::Arc;
 use api::labels::{
     AGENT_SOURCES_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL,
 };
+use api::secret_data;
 use api::v1beta1::{
     ClusterInfo, ClusterProfile, ClusterType, EventReport, EventSource, EventTrigger,
     EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
@@ -191,6 +192,7 @@ fn start_watches(
             async {}
         })
     };
+    let companion_source = by_source.clone();
     let report_task = report_events.for_each(move |r| {
         let source = r
             .metadata
@@ -222,8 +224,17 @@ fn start_watches(
             async {}
         })
     };
+    // A report's companion Secret (collected Secrets' data) counts as part of the report.
     let secret_task = secret_events.for_each(move |s| {
-        by_config_object(s.metadata.labels.as_ref());
+        let labels = s.metadata.labels.as_ref();
+        match labels.filter(|l| l.contains_key(secret_data::SECRET_DATA_LABEL)) {
+            Some(labels) => {
+                if let Some(source) = labels.get(EVENT_SOURCE_NAME_LABEL) {
+                    companion_source(source);
+                }
+            }
+            None => by_config_object(labels),
+        }
         async {}
     });
     let profile_task = profile_events.for_each(move |p| {
