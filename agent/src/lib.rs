@@ -9,6 +9,7 @@ pub mod evaluate;
 pub mod fixtures;
 mod helpers;
 pub mod hub;
+pub mod observe;
 pub mod runtime;
 pub mod select;
 pub mod verdict;

@@ -12,6 +12,9 @@ struct Args {
     /// Kubeconfig of the management cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster).
     #[arg(long)]
     kubeconfig: Option<std::path::PathBuf>,
+    /// Address of /healthz, /readyz (ready once the caches are filled) and /metrics.
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    http_addr: std::net::SocketAddr,
 }
 
 #[tokio::main]
@@ -36,10 +39,16 @@ async fn main() -> anyhow::Result<()> {
             .context("finding the management cluster")?,
     };
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+    let listener = tokio::net::TcpListener::bind(args.http_addr)
+        .await
+        .with_context(|| format!("listening on {}", args.http_addr))?;
+    let http = axum::serve(listener, sveltos_events_agent::observe::router());
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutting down");
     };
-    sveltos_events_agent::hub::run(client, shutdown).await;
-    Ok(())
+    tokio::select! {
+        () = sveltos_events_agent::hub::run(client, shutdown) => Ok(()),
+        served = http => served.context("serving /healthz, /readyz and /metrics"),
+    }
 }

@@ -284,6 +284,7 @@ impl ClusterAgent {
                 state.verdicts = VerdictCache::default();
             }
             let mut verdicts = std::mem::take(&mut state.verdicts);
+            let started = std::time::Instant::now();
             let evaluated = {
                 let source = Arc::clone(&source);
                 tokio::task::spawn_blocking(move || {
@@ -300,13 +301,16 @@ impl ClusterAgent {
             };
             let state = self.states.entry(name.clone()).or_default();
             state.verdicts = verdicts;
+            let metrics = crate::observe::metrics();
             let evaluation = match result {
                 Ok(evaluation) => evaluation,
                 Err(error) => {
+                    metrics.evaluated(None, started.elapsed());
                     tracing::warn!(cluster = %self.id, source = %name, %error, "EventSource evaluation failed");
                     continue;
                 }
             };
+            metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
             let publication = report::publication(&self.id, &source, &evaluation.matching);
             if state.written.as_ref() == Some(&publication) {
                 continue;
@@ -314,10 +318,12 @@ impl ClusterAgent {
             let previous = state.written.as_ref();
             match report::write(&self.mgmt, &self.id, &publication, previous).await {
                 Ok(()) => {
+                    metrics.report_written(true);
                     tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
                     state.written = Some(publication);
                 }
                 Err(error) => {
+                    metrics.report_written(false);
                     tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
                     dirty.insert(name.clone());
                 }

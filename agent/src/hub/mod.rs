@@ -137,6 +137,7 @@ pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
         }
     }
     tracing::info!("hub caches filled; serving clusters");
+    crate::observe::metrics().set_ready();
     // Changes made while no hub ran (a source withdrawn, a cluster removed) left reports
     // that no task will ever rewrite: delete them once, now that the caches tell the truth.
     if let Err(error) = report::delete_stale(&mgmt, |id, source| {
@@ -198,6 +199,7 @@ async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, 
             tracing::warn!(cluster = %id, %error, "cannot delete the cluster's EventReports");
         }
     }
+    crate::observe::metrics().set_clusters(wanted.len());
     for (id, cluster) in wanted {
         let sources = caches.sources_of(&id);
         match running.get(&id) {
