@@ -137,65 +137,44 @@ fn libsveltos_funcs() -> FuncMap {
         "toYaml",
         Function::new(&[Param::Any], |a| Ok(yaml_text(&a[0], SIGS_K8S_YAML))),
     );
-    map.insert(
-        "fromYaml",
-        Function::new(&[Param::String], |a| {
-            Ok(match parse_yaml(str_arg(&a[0])) {
-                Ok(map @ Value::Map(_)) => map,
-                Ok(other) => error_map(&format!(
-                    "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    json_kind(&other)
-                )),
-                Err(e) => error_map(&e),
-            })
-        }),
-    );
-    map.insert(
-        "fromYamlArray",
-        Function::new(&[Param::String], |a| {
-            Ok(match parse_yaml(str_arg(&a[0])) {
-                Ok(list @ Value::List(_)) => list,
-                Ok(Value::Null) => Value::list(Vec::new()),
-                Ok(other) => Value::list(vec![Value::string(format!(
-                    "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
-                    json_kind(&other)
-                ))]),
-                Err(e) => Value::list(vec![Value::string(e)]),
-            })
-        }),
-    );
+    type Parser = fn(&str) -> Result<Value, String>;
+    let decoders: [(&str, Parser, &str); 2] = [
+        ("Yaml", parse_yaml, "error unmarshaling JSON: "),
+        ("Json", parse_json, ""),
+    ];
+    for (format, parse, prefix) in decoders {
+        map.insert(
+            format!("from{format}"),
+            Function::new(&[Param::String], move |a| {
+                Ok(match parse(str_arg(&a[0])) {
+                    Ok(map @ Value::Map(_)) => map,
+                    Ok(Value::Null) => Value::map(BTreeMap::new()),
+                    Ok(other) => {
+                        error_map(&unmarshal_error(prefix, &other, "map[string]interface {}"))
+                    }
+                    Err(e) => error_map(&e),
+                })
+            }),
+        );
+        map.insert(
+            format!("from{format}Array"),
+            Function::new(&[Param::String], move |a| {
+                let message = match parse(str_arg(&a[0])) {
+                    Ok(list @ Value::List(_)) => return Ok(list),
+                    Ok(Value::Null) => return Ok(Value::list(Vec::new())),
+                    Ok(other) => unmarshal_error(prefix, &other, "[]interface {}"),
+                    Err(e) => e,
+                };
+                Ok(Value::list(vec![Value::string(message)]))
+            }),
+        );
+    }
     map.insert(
         "toJson",
         Function::new(&[Param::Any], |a| {
             Ok(Value::string(
                 json_encode(&a[0], true, None).unwrap_or_default(),
             ))
-        }),
-    );
-    map.insert(
-        "fromJson",
-        Function::new(&[Param::String], |a| {
-            Ok(match parse_json(str_arg(&a[0])) {
-                Ok(map @ Value::Map(_)) => map,
-                Ok(other) => error_map(&format!(
-                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    json_kind(&other)
-                )),
-                Err(e) => error_map(&e),
-            })
-        }),
-    );
-    map.insert(
-        "fromJsonArray",
-        Function::new(&[Param::String], |a| {
-            Ok(match parse_json(str_arg(&a[0])) {
-                Ok(list @ Value::List(_)) => list,
-                Ok(other) => Value::list(vec![Value::string(format!(
-                    "json: cannot unmarshal {} into Go value of type []interface {{}}",
-                    json_kind(&other)
-                ))]),
-                Err(e) => Value::list(vec![Value::string(e)]),
-            })
         }),
     );
     map.insert(
@@ -225,6 +204,14 @@ fn error_map(message: &str) -> Value {
         "Error".to_owned(),
         Value::string(message.to_owned()),
     )]))
+}
+
+/// encoding/json's error for decoding `value`'s kind into `go_type`, after `prefix`.
+fn unmarshal_error(prefix: &str, value: &Value, go_type: &str) -> String {
+    format!(
+        "{prefix}json: cannot unmarshal {} into Go value of type {go_type}",
+        json_kind(value)
+    )
 }
 
 /// Go's JSON name of a decoded value's kind, for unmarshal errors.
