@@ -14,18 +14,18 @@ use std::time::{Duration, Instant};
 
 use api::labels::AGENT_SOURCES_LABEL;
 use api::v1beta1::{
-    ClusterType, EventReport, EventSource, SveltosCluster, agent_sources_config_map_name,
-    agent_sources_key, event_report_name,
+    ClusterType, EventReport, EventSource, agent_sources_config_map_name, agent_sources_key,
+    event_report_name,
 };
 use futures_util::StreamExt;
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use sandbox::{Sandbox, SandboxOptions};
 use serde_json::json;
+use sveltos_events_agent::hub::connect::register_cluster;
 
 const FLEET: &str = "default";
 const SOURCE: &str = "bench-services";
@@ -67,26 +67,7 @@ fn cpu_ms() -> f64 {
 }
 
 async fn register(mgmt: &Client, name: &str, kubeconfig: &str) {
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(format!("{name}-sveltos-kubeconfig")),
-            namespace: Some(FLEET.to_owned()),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([(
-            "kubeconfig".to_owned(),
-            ByteString(kubeconfig.as_bytes().to_vec()),
-        )])),
-        ..Default::default()
-    };
-    Api::<Secret>::namespaced(mgmt.clone(), FLEET)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
-    let mut cluster = SveltosCluster::new(name, Default::default());
-    cluster.metadata.namespace = Some(FLEET.to_owned());
-    Api::<SveltosCluster>::namespaced(mgmt.clone(), FLEET)
-        .create(&PostParams::default(), &cluster)
+    register_cluster(mgmt, "bench", FLEET, name, BTreeMap::new(), kubeconfig)
         .await
         .unwrap();
     let list = ConfigMap {

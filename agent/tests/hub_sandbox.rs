@@ -13,8 +13,7 @@ use api::v1beta1::{
     ClusterType, EventReport, EventSource, SveltosCluster, agent_sources_config_map_name,
     agent_sources_key, split_collected_resources,
 };
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, ObjectMeta, Patch,
@@ -23,6 +22,7 @@ use kube::api::{
 use kube::{Api, Client};
 use sandbox::{Sandbox, SandboxOptions};
 use serde_json::{Value, json};
+use sveltos_events_agent::hub::connect::register_cluster;
 use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -79,7 +79,7 @@ impl Env {
         let mut managed = BTreeMap::new();
         for name in MANAGED {
             let cluster = sandbox.cluster(name).unwrap();
-            register_cluster(&mgmt, name, &cluster.kubeconfig_yaml()).await;
+            register(&mgmt, name, &cluster.kubeconfig_yaml()).await;
             let client = cluster.client().unwrap();
             create_namespace(&client, "eng").await;
             managed.insert(name, client);
@@ -181,30 +181,10 @@ impl Env {
     }
 }
 
-/// Sveltos' `register cluster`: the kubeconfig Secret and the SveltosCluster (as
-/// kubectl-sveltos-events' `system::register_cluster` does).
-async fn register_cluster(mgmt: &Client, name: &str, kubeconfig: &str) {
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(format!("{name}-sveltos-kubeconfig")),
-            namespace: Some(FLEET.to_owned()),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([(
-            "kubeconfig".to_owned(),
-            ByteString(kubeconfig.as_bytes().to_vec()),
-        )])),
-        ..Default::default()
-    };
-    Api::<Secret>::namespaced(mgmt.clone(), FLEET)
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
-    let mut cluster = SveltosCluster::new(name, Default::default());
-    cluster.metadata.namespace = Some(FLEET.to_owned());
-    cluster.metadata.labels = Some(BTreeMap::from([("env".to_owned(), "fv".to_owned())]));
-    Api::<SveltosCluster>::namespaced(mgmt.clone(), FLEET)
-        .create(&PostParams::default(), &cluster)
+/// Sveltos' `register cluster`, labelled `env=fv`.
+async fn register(mgmt: &Client, name: &str, kubeconfig: &str) {
+    let labels = BTreeMap::from([("env".to_owned(), "fv".to_owned())]);
+    register_cluster(mgmt, "hub-test", FLEET, name, labels, kubeconfig)
         .await
         .unwrap();
 }

@@ -19,7 +19,10 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use sandbox::{Sandbox, SandboxOptions};
-use support::{apply, install_crds, network_policy_scenario, register, service, start_system};
+use support::{
+    apply, install_crds, network_policy_scenario, one_cluster_scenario, register, service,
+    start_system,
+};
 use tokio::sync::mpsc;
 
 fn env(name: &str, default: usize) -> usize {
@@ -49,18 +52,7 @@ fn rss_mib() -> f64 {
 }
 
 async fn latency(events: usize) {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 1,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    let handle = sandbox.cluster("cluster-1").unwrap();
-    let managed = handle.client().unwrap();
-    install_crds(&mgmt).await;
-    register(&mgmt, handle).await;
-    network_policy_scenario(&mgmt).await;
+    let (sandbox, mgmt, managed) = one_cluster_scenario().await;
     let system = start_system(&mgmt);
 
     let (arrivals, mut arrived) = mpsc::unbounded_channel::<(String, Instant)>();

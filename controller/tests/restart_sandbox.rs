@@ -11,8 +11,7 @@ use api::v1beta1::{ClusterProfile, ClusterSummary};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, ListParams};
-use sandbox::{Sandbox, SandboxOptions};
-use support::{apply, install_crds, network_policy_scenario, register, service, start_system};
+use support::{apply, one_cluster_scenario, service, start_system};
 
 async fn eventually<F, Fut>(what: &str, f: F)
 where
@@ -47,18 +46,7 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_after_changes_converges_without_duplicates_or_leftovers() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 1,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    let managed_handle = sandbox.cluster("cluster-1").unwrap();
-    let managed = managed_handle.client().unwrap();
-    install_crds(&mgmt).await;
-    register(&mgmt, managed_handle).await;
-    network_policy_scenario(&mgmt).await;
+    let (sandbox, mgmt, managed) = one_cluster_scenario().await;
     apply(&managed, service("first")).await;
 
     let policies: Api<NetworkPolicy> = Api::namespaced(managed.clone(), "default");

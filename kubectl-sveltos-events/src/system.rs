@@ -4,11 +4,8 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use api::v1beta1::SveltosCluster;
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{ObjectMeta, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
@@ -37,32 +34,9 @@ pub async fn register_cluster(
     labels: BTreeMap<String, String>,
     kubeconfig: &str,
 ) -> anyhow::Result<()> {
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let secret_name = format!("{name}-sveltos-kubeconfig");
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(secret_name.clone()),
-            namespace: Some(namespace.to_owned()),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([(
-            "kubeconfig".to_owned(),
-            ByteString(kubeconfig.as_bytes().to_vec()),
-        )])),
-        ..Default::default()
-    };
-    Api::<Secret>::namespaced(mgmt.clone(), namespace)
-        .patch(&secret_name, &params, &Patch::Apply(&secret))
+    agent::hub::connect::register_cluster(mgmt, FIELD_MANAGER, namespace, name, labels, kubeconfig)
         .await
-        .with_context(|| format!("writing Secret {namespace}/{secret_name}"))?;
-    let mut cluster = SveltosCluster::new(name, Default::default());
-    cluster.metadata.namespace = Some(namespace.to_owned());
-    cluster.metadata.labels = Some(labels);
-    Api::<SveltosCluster>::namespaced(mgmt.clone(), namespace)
-        .patch(name, &params, &Patch::Apply(&cluster))
-        .await
-        .with_context(|| format!("writing SveltosCluster {namespace}/{name}"))?;
-    Ok(())
+        .with_context(|| format!("registering cluster {namespace}/{name}"))
 }
 
 /// The running controllers; dropping it stops them.

@@ -36,14 +36,7 @@ const MAX_DEPTH: usize = 200;
 /// `value` as a YAML document (with its final newline).
 pub fn encode(value: &Value, flavour: Flavour) -> Result<String, String> {
     let mut out = String::new();
-    match value {
-        Value::Map(map) if !map.is_empty() => write_map(&mut out, value, flavour, 0, 0)?,
-        Value::List(items) if !items.is_empty() => write_list(&mut out, value, flavour, 0, 0)?,
-        scalar => {
-            write_scalar(&mut out, scalar, flavour, 0)?;
-            out.push('\n');
-        }
-    }
+    write_node(&mut out, value, flavour, 0, 0)?;
     Ok(out)
 }
 
@@ -51,88 +44,59 @@ fn pad(out: &mut String, width: usize) {
     out.extend(std::iter::repeat_n(' ', width));
 }
 
-fn is_block(value: &Value) -> bool {
+/// Writes `value` starting on the current line (after `key: ` or `- `), block collections
+/// continuing at `column`, and ends with a newline.
+fn write_node(
+    out: &mut String,
+    value: &Value,
+    flavour: Flavour,
+    column: usize,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err("value nested too deeply for YAML".to_owned());
+    }
     match value {
-        Value::Map(map) => !map.is_empty(),
-        Value::List(items) => !items.is_empty(),
-        _ => false,
-    }
-}
-
-/// A non-empty map whose first line continues the current one (after `- `).
-fn write_map(
-    out: &mut String,
-    value: &Value,
-    flavour: Flavour,
-    column: usize,
-    depth: usize,
-) -> Result<(), String> {
-    let Value::Map(map) = value else {
-        return Ok(());
-    };
-    if depth > MAX_DEPTH {
-        return Err("value nested too deeply for YAML".to_owned());
-    }
-    for (i, (key, item)) in map.iter().enumerate() {
-        if i > 0 {
-            pad(out, column);
-        }
-        write_string(out, key, flavour, column)?;
-        out.push(':');
-        match item {
-            Value::Map(_) if is_block(item) => {
-                out.push('\n');
-                let inner = column + flavour.indent;
-                pad(out, inner);
-                write_map(out, item, flavour, inner, depth + 1)?;
-            }
-            Value::List(_) if is_block(item) => {
-                out.push('\n');
-                let inner = if flavour.indent_sequences {
-                    column + flavour.indent
-                } else {
-                    column
+        Value::Map(map) if !map.is_empty() => {
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    pad(out, column);
+                }
+                write_string(out, key, column)?;
+                out.push(':');
+                let inner = match item {
+                    Value::Map(m) if !m.is_empty() => Some(column + flavour.indent),
+                    Value::List(l) if !l.is_empty() && flavour.indent_sequences => {
+                        Some(column + flavour.indent)
+                    }
+                    Value::List(l) if !l.is_empty() => Some(column),
+                    _ => None,
                 };
-                pad(out, inner);
-                write_list(out, item, flavour, inner, depth + 1)?;
-            }
-            scalar => {
-                out.push(' ');
-                write_scalar(out, scalar, flavour, column + flavour.indent)?;
-                out.push('\n');
+                match inner {
+                    Some(inner) => {
+                        out.push('\n');
+                        pad(out, inner);
+                        write_node(out, item, flavour, inner, depth + 1)?;
+                    }
+                    None => {
+                        out.push(' ');
+                        write_node(out, item, flavour, column + flavour.indent, depth + 1)?;
+                    }
+                }
             }
         }
-    }
-    Ok(())
-}
-
-/// A non-empty list whose first `- ` continues the current line.
-fn write_list(
-    out: &mut String,
-    value: &Value,
-    flavour: Flavour,
-    column: usize,
-    depth: usize,
-) -> Result<(), String> {
-    let Value::List(items) = value else {
-        return Ok(());
-    };
-    if depth > MAX_DEPTH {
-        return Err("value nested too deeply for YAML".to_owned());
-    }
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            pad(out, column);
-        }
-        out.push_str("- ");
-        let inner = column + 2;
-        match item {
-            Value::Map(_) if is_block(item) => write_map(out, item, flavour, inner, depth + 1)?,
-            Value::List(_) if is_block(item) => write_list(out, item, flavour, inner, depth + 1)?,
-            scalar => {
-                write_scalar(out, scalar, flavour, inner)?;
-                out.push('\n');
+        Value::List(items) if !items.is_empty() => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    pad(out, column);
+                }
+                out.push_str("- ");
+                write_node(out, item, flavour, column + 2, depth + 1)?;
             }
+        }
+        scalar => {
+            write_scalar(out, scalar, flavour, column)?;
+            out.push('\n');
         }
     }
     Ok(())
@@ -151,7 +115,7 @@ fn write_scalar(
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(n) | Value::Int64(n) => out.push_str(&n.to_string()),
         Value::Float(f) => out.push_str(&float(*f, flavour)?),
-        Value::String(s) => write_string(out, s, flavour, column)?,
+        Value::String(s) => write_string(out, s, column)?,
         Value::Map(_) => out.push_str("{}"),
         Value::List(_) => out.push_str("[]"),
     }
@@ -172,7 +136,7 @@ fn float(f: f64, flavour: Flavour) -> Result<String, String> {
     })
 }
 
-fn write_string(out: &mut String, s: &str, _flavour: Flavour, column: usize) -> Result<(), String> {
+fn write_string(out: &mut String, s: &str, column: usize) -> Result<(), String> {
     if s.contains('\n') && literal_block_allowed(s) {
         let chomp = if !s.ends_with('\n') {
             "-"

@@ -1,12 +1,14 @@
 //! Reaching a registered cluster through its kubeconfig Secret, reporting the connection in
 //! the SveltosCluster's status, and reconnecting with a backoff when it fails.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use api::v1beta1::SveltosCluster;
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Patch, PatchParams};
+use kube::api::{ObjectMeta, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
 use serde_json::json;
@@ -14,6 +16,43 @@ use tokio::sync::watch;
 
 use crate::hub::cluster::{ClusterAgent, Sources};
 use crate::hub::report::ClusterId;
+
+/// Registers a cluster as Sveltos' `register cluster` does: its kubeconfig Secret (named as
+/// [`SveltosCluster::kubeconfig_secret_name`] says) and a SveltosCluster carrying `labels`,
+/// both in `namespace`, written by server-side apply as `field_manager`.
+pub async fn register_cluster(
+    mgmt: &Client,
+    field_manager: &str,
+    namespace: &str,
+    name: &str,
+    labels: BTreeMap<String, String>,
+    kubeconfig: &str,
+) -> kube::Result<()> {
+    let params = PatchParams::apply(field_manager).force();
+    let mut cluster = SveltosCluster::new(name, Default::default());
+    cluster.metadata.namespace = Some(namespace.to_owned());
+    cluster.metadata.labels = Some(labels);
+    let secret_name = cluster.kubeconfig_secret_name();
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(secret_name.clone()),
+            namespace: Some(namespace.to_owned()),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(
+            "kubeconfig".to_owned(),
+            ByteString(kubeconfig.as_bytes().to_vec()),
+        )])),
+        ..Default::default()
+    };
+    Api::<Secret>::namespaced(mgmt.clone(), namespace)
+        .patch(&secret_name, &params, &Patch::Apply(&secret))
+        .await?;
+    Api::<SveltosCluster>::namespaced(mgmt.clone(), namespace)
+        .patch(name, &params, &Patch::Apply(&cluster))
+        .await?;
+    Ok(())
+}
 
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 const MAX_RETRY: Duration = Duration::from_secs(30);

@@ -3,12 +3,13 @@
 //! manager and deployer.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each user needs a subset
 
-use k8s_openapi::ByteString;
+use std::collections::BTreeMap;
+
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::{DynamicObject, GroupVersionKind};
-use sandbox::ClusterHandle;
+use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
 use serde_json::{Value, json};
 use sveltos_events_controller::serve::Telemetry;
 use tokio::task::JoinHandle;
@@ -45,14 +46,36 @@ pub async fn install_crds(mgmt: &Client) {
 
 /// Registers a sandbox cluster as `default/<name>` labelled `env=fv`.
 pub async fn register(mgmt: &Client, cluster: &ClusterHandle) {
-    let name = &cluster.name;
-    let secret = json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": format!("{name}-sveltos-kubeconfig"), "namespace": "default"},
-        "data": {"kubeconfig": ByteString(cluster.kubeconfig_yaml().into_bytes())}});
-    apply(mgmt, secret).await;
-    let object = json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
-        "metadata": {"name": name, "namespace": "default", "labels": {"env": "fv"}}, "spec": {}});
-    apply(mgmt, object).await;
+    let labels = BTreeMap::from([("env".to_owned(), "fv".to_owned())]);
+    let kubeconfig = cluster.kubeconfig_yaml();
+    agent::hub::connect::register_cluster(
+        mgmt,
+        "test",
+        "default",
+        &cluster.name,
+        labels,
+        &kubeconfig,
+    )
+    .await
+    .unwrap();
+}
+
+/// A sandbox with one managed cluster, registered, and the NetworkPolicy scenario defined:
+/// the sandbox and the clients of `mgmt` and `cluster-1`.
+pub async fn one_cluster_scenario() -> (Sandbox, Client, Client) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 1,
+    })
+    .await
+    .unwrap();
+    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    let handle = sandbox.cluster("cluster-1").unwrap();
+    let managed = handle.client().unwrap();
+    install_crds(&mgmt).await;
+    register(&mgmt, handle).await;
+    network_policy_scenario(&mgmt).await;
+    (sandbox, mgmt, managed)
 }
 
 /// Defines the NetworkPolicy scenario (examples/network-policy) in the management cluster.
