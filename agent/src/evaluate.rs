@@ -36,6 +36,17 @@ fn name(source: &EventSource) -> String {
     source.metadata.name.clone().unwrap_or_default()
 }
 
+/// `Kind namespace/name` (or `Kind name`) of an object, for messages.
+fn describe(object: &Value) -> String {
+    let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
+    let kind = text("/kind").unwrap_or("object");
+    let name = text("/metadata/name").unwrap_or("<unnamed>");
+    match text("/metadata/namespace").filter(|n| !n.is_empty()) {
+        Some(namespace) => format!("{kind} {namespace}/{name}"),
+        None => format!("{kind} {name}"),
+    }
+}
+
 fn error(source: &EventSource, place: String, message: String) -> Error {
     Error::Evaluation {
         event_source: name(source),
@@ -133,8 +144,9 @@ pub fn evaluate_event_source_cached<V: Borrow<Value>>(
                     let known = key.as_ref().and_then(|k| previous.remove(k));
                     let verdict = match known {
                         Some(verdict) => verdict,
-                        None => evaluate_object(runtime, script, object)
-                            .map_err(|m| error(source, place.clone(), m))?,
+                        None => evaluate_object(runtime, script, object).map_err(|m| {
+                            error(source, format!("{place} of {}", describe(object)), m)
+                        })?,
                     };
                     if let Some(key) = key {
                         cache.verdicts.insert(key, verdict.clone());

@@ -749,3 +749,92 @@ async fn a_restarted_hub_converges_without_duplicates() {
     }
     env.shutdown(second).await;
 }
+
+/// A source whose script raises an error for Services labelled `broken`.
+fn strict_source() -> Value {
+    json!({
+        "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventSource",
+        "metadata": {"name": "strict"},
+        "spec": {"resourceSelectors": [{
+            "group": "", "version": "v1", "kind": "Service", "namespace": "eng",
+            "evaluate": "function evaluate() if obj.metadata.labels and obj.metadata.labels.broken then error('cannot judge this one') end return {matching = true} end"
+        }]}
+    })
+}
+
+/// `status.agentFailureMessage` of a report, once the report exists.
+async fn agent_failure(env: &Env, source: &str, cluster: &str) -> Option<Option<String>> {
+    let report = env.report(source, cluster).await?;
+    Some(report.status.and_then(|s| s.agent_failure_message))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_script_is_told_in_words_and_spares_the_rest() {
+    let env = Env::start().await;
+    create_source(&env.mgmt, strict_source()).await;
+    create_source(&env.mgmt, labels_source()).await;
+    env.assign("cluster-1", &["strict", "sveltos-service"])
+        .await;
+    let hub = env.start_hub();
+    let services = env.services("cluster-1", "eng");
+    create_service(&services, "good", &[("sveltos", "fv")], &[80]).await;
+    env.wait_matching("strict", "cluster-1", &["eng/good"])
+        .await;
+
+    create_service(
+        &services,
+        "bad",
+        &[("broken", "yes"), ("sveltos", "fv")],
+        &[80],
+    )
+    .await;
+    let message = eventually("the failure in the report's status", || async {
+        agent_failure(&env, "strict", "cluster-1").await.flatten()
+    })
+    .await;
+    assert!(message.contains("EventSource strict"), "{message}");
+    assert!(message.contains("Service eng/bad"), "{message}");
+    assert!(message.contains("cannot judge this one"), "{message}");
+    // The last good result stays; the other source goes on.
+    env.wait_matching("strict", "cluster-1", &["eng/good"])
+        .await;
+    env.wait_matching("sveltos-service", "cluster-1", &["eng/bad", "eng/good"])
+        .await;
+    // `kubectl describe eventsource strict` shows it too.
+    let events: Api<DynamicObject> = Api::all_with(
+        env.mgmt.clone(),
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("events.k8s.io", "v1", "Event")),
+    );
+    eventually("a Warning Event on the EventSource", || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items
+            .iter()
+            .any(|event| {
+                event.data["reason"] == "EvaluationFailed"
+                    && event.data["regarding"]["name"] == "strict"
+                    && event.data["regarding"]["kind"] == "EventSource"
+                    && event.data["note"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("cluster default/cluster-1: "))
+            })
+            .then_some(())
+    })
+    .await;
+
+    // Repairing the object clears the failure and the result catches up.
+    merge_patch(
+        &services,
+        "bad",
+        json!({"metadata": {"labels": {"broken": null}}}),
+    )
+    .await;
+    env.wait_matching("strict", "cluster-1", &["eng/bad", "eng/good"])
+        .await;
+    eventually("the failure to be cleared", || async {
+        agent_failure(&env, "strict", "cluster-1")
+            .await
+            .and_then(|failure| failure.is_none().then_some(()))
+    })
+    .await;
+    env.shutdown(hub).await;
+}

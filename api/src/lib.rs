@@ -6,6 +6,7 @@
 
 pub mod convert;
 pub mod crd;
+pub mod event_note;
 pub mod labels;
 pub mod load;
 mod schema;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use api::v1beta1::EventSource;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ApiResource, GroupVersionKind};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
@@ -34,6 +35,18 @@ enum Kind {
     Unknown,
 }
 
+/// The evaluation failure last recorded in a report's status.
+#[derive(Clone, Default, PartialEq)]
+enum Recorded {
+    /// Not known to this process: the first outcome is recorded whatever it is.
+    #[default]
+    Unknown,
+    /// No failure.
+    Clear,
+    /// This failure.
+    Failed(String),
+}
+
 /// What the loop remembers of one EventSource.
 #[derive(Default)]
 struct SourceState {
@@ -42,6 +55,44 @@ struct SourceState {
     verdicts: VerdictCache,
     /// The report last written (None: not written by this process yet).
     written: Option<report::Publication>,
+    /// The failure last recorded in the report's status.
+    recorded: Recorded,
+}
+
+/// Says why `source` could not be evaluated for `cluster` (`None`: it could), once per change:
+/// a Warning Event on the EventSource and `status.agentFailureMessage` on the report.
+async fn record_failure(
+    mgmt: &Client,
+    recorder: &Recorder,
+    cluster: &ClusterId,
+    source: &EventSource,
+    state: &mut SourceState,
+    failure: Option<String>,
+) {
+    let wanted = failure.clone().map_or(Recorded::Clear, Recorded::Failed);
+    if state.recorded == wanted {
+        return;
+    }
+    if let Some(message) = &failure {
+        let note = api::event_note::event_note(format!("cluster {cluster}: {message}"));
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "EvaluationFailed".into(),
+            note: Some(note),
+            action: "Evaluate".into(),
+            secondary: None,
+        };
+        if let Err(error) = recorder.publish(&event, &source.object_ref(&())).await {
+            tracing::warn!(%cluster, %error, "cannot publish Kubernetes Event");
+        }
+    }
+    let name = source.metadata.name.as_deref().unwrap_or_default();
+    match report::record_failure(mgmt, cluster, name, failure.as_deref()).await {
+        Ok(()) => state.recorded = wanted,
+        Err(error) => {
+            tracing::warn!(%cluster, source = %name, %error, "cannot record the evaluation outcome in the EventReport's status");
+        }
+    }
 }
 
 fn gvks(source: &EventSource) -> Vec<GroupVersionKind> {
@@ -68,6 +119,7 @@ pub struct ClusterAgent {
     id: ClusterId,
     managed: Client,
     mgmt: Client,
+    recorder: Recorder,
     kinds: HashMap<GroupVersionKind, Kind>,
     states: BTreeMap<String, SourceState>,
     events: mpsc::UnboundedSender<KindEvent>,
@@ -96,10 +148,18 @@ impl ClusterAgent {
         mut sources: watch::Receiver<Sources>,
     ) {
         let (events, mut incoming) = mpsc::unbounded_channel();
+        let recorder = Recorder::new(
+            mgmt.clone(),
+            Reporter {
+                controller: report::FIELD_MANAGER.into(),
+                instance: None,
+            },
+        );
         let mut agent = ClusterAgent {
             id,
             managed,
             mgmt,
+            recorder,
             kinds: HashMap::new(),
             states: BTreeMap::new(),
             events,
@@ -307,27 +367,36 @@ impl ClusterAgent {
                 Err(error) => {
                     metrics.evaluated(None, started.elapsed());
                     tracing::warn!(cluster = %self.id, source = %name, %error, "EventSource evaluation failed");
+                    let failure = Some(error.to_string());
+                    record_failure(
+                        &self.mgmt,
+                        &self.recorder,
+                        &self.id,
+                        &source,
+                        state,
+                        failure,
+                    )
+                    .await;
                     continue;
                 }
             };
             metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
             let publication = report::publication(&self.id, &source, &evaluation.matching);
-            if state.written.as_ref() == Some(&publication) {
-                continue;
-            }
-            let previous = state.written.as_ref();
-            match report::write(&self.mgmt, &self.id, &publication, previous).await {
-                Ok(()) => {
-                    metrics.report_written(true);
-                    tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
-                    state.written = Some(publication);
-                }
-                Err(error) => {
+            if state.written.as_ref() != Some(&publication) {
+                let previous = state.written.as_ref();
+                if let Err(error) =
+                    report::write(&self.mgmt, &self.id, &publication, previous).await
+                {
                     metrics.report_written(false);
                     tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
                     dirty.insert(name.clone());
+                    continue;
                 }
+                metrics.report_written(true);
+                tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
+                state.written = Some(publication);
             }
+            record_failure(&self.mgmt, &self.recorder, &self.id, &source, state, None).await;
         }
     }
 }

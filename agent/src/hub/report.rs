@@ -187,6 +187,27 @@ pub async fn write(
     Ok(())
 }
 
+/// Records in the report's status why `source` could not be evaluated for `cluster` (`None`
+/// clears it). A report not written yet is left alone: the Kubernetes Event says it instead.
+pub async fn record_failure(
+    mgmt: &Client,
+    cluster: &ClusterId,
+    source: &str,
+    failure: Option<&str>,
+) -> kube::Result<()> {
+    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
+    let name = event_report_name(source, &cluster.name, ClusterType::Sveltos);
+    let patch = serde_json::json!({ "status": { "agentFailureMessage": failure } });
+    match api
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
 /// Sets `apiVersion` and `kind` on a server-side apply body.
 fn typed(body: &mut Value, api_version: &str, kind: &str) {
     if let Some(object) = body.as_object_mut() {

@@ -57,6 +57,10 @@ pub struct EventReportStatus {
     /// Last error while generating ClusterProfiles from this report; cleared on success.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_message: Option<String>,
+    /// Why the agent could not evaluate the EventSource in this cluster; the spec keeps the last
+    /// good result. Cleared on the next successful evaluation (an extension of this project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_failure_message: Option<String>,
 }
 
 /// Delivery phase of a report.

@@ -508,14 +508,7 @@ async fn publish_failures(
             info.cluster.namespace.as_deref().unwrap_or_default(),
             info.cluster.name.as_deref().unwrap_or_default()
         );
-        let mut note = format!("cluster {cluster}: {message}");
-        if note.len() > 1000 {
-            let mut end = 1000;
-            while !note.is_char_boundary(end) {
-                end -= 1;
-            }
-            note.truncate(end);
-        }
+        let note = api::event_note::event_note(format!("cluster {cluster}: {message}"));
         let event = Event {
             type_: EventType::Warning,
             reason: "GenerationFailed".into(),
