@@ -12,6 +12,7 @@ pub mod hub;
 pub mod observe;
 pub mod runtime;
 pub mod select;
+pub mod spoke;
 pub mod verdict;
 
 pub use error::{Error, Result};

@@ -1,20 +1,40 @@
 //! `sveltos-events-agent`: evaluates EventSources in every registered cluster (hub mode) and
-//! publishes EventReports into the management cluster.
+//! publishes EventReports into the management cluster, or, in spoke mode, inside one managed
+//! cluster with reports written there for the hub to relay.
 
 use anyhow::Context;
 use clap::Parser;
 
-/// The sveltos-events agent in hub mode: one process in the management cluster serves every
-/// registered SveltosCluster through its kubeconfig Secret.
+/// The sveltos-events agent. In hub mode (the default) one process in the management cluster
+/// serves every registered SveltosCluster through its kubeconfig Secret. In spoke mode it runs
+/// inside one managed cluster (annotate its SveltosCluster `sveltos-events.io/agent-mode:
+/// spoke`): it evaluates the EventSources the hub copies in and writes EventReports there,
+/// which the hub relays; the cluster needs no management-cluster credentials.
 #[derive(Debug, Parser)]
-#[command(name = "sveltos-events-agent", version, about)]
+#[command(name = "sveltos-events-agent", version, about, long_about)]
 struct Args {
-    /// Kubeconfig of the management cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster).
+    /// Where the agent runs: `hub` (management cluster) or `spoke` (inside a managed cluster).
+    #[arg(long, value_enum, default_value_t = Mode::Hub)]
+    mode: Mode,
+    /// Kubeconfig of the cluster the agent runs in: the management cluster in hub mode, the
+    /// managed cluster in spoke mode (default: $KUBECONFIG, ~/.kube/config or in-cluster).
     #[arg(long)]
     kubeconfig: Option<std::path::PathBuf>,
+    /// Spoke mode: the cluster's name, for logs.
+    #[arg(long, default_value = "local")]
+    cluster_name: String,
     /// Address of /healthz, /readyz (ready once the caches are filled) and /metrics.
     #[arg(long, default_value = "0.0.0.0:8081")]
     http_addr: std::net::SocketAddr,
+}
+
+/// Where the agent runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    /// In the management cluster, serving every registered cluster.
+    Hub,
+    /// Inside one managed cluster.
+    Spoke,
 }
 
 #[tokio::main]
@@ -36,7 +56,7 @@ async fn main() -> anyhow::Result<()> {
         }
         None => kube::Config::infer()
             .await
-            .context("finding the management cluster")?,
+            .context("finding the cluster to run in")?,
     };
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
     let listener = tokio::net::TcpListener::bind(args.http_addr)
@@ -47,8 +67,16 @@ async fn main() -> anyhow::Result<()> {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutting down");
     };
+    let agent = async {
+        match args.mode {
+            Mode::Hub => sveltos_events_agent::hub::run(client, shutdown).await,
+            Mode::Spoke => {
+                sveltos_events_agent::spoke::run(client, args.cluster_name, shutdown).await;
+            }
+        }
+    };
     tokio::select! {
-        () = sveltos_events_agent::hub::run(client, shutdown) => Ok(()),
+        () = agent => Ok(()),
         served = http => served.context("serving /healthz, /readyz and /metrics"),
     }
 }

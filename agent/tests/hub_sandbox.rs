@@ -1,7 +1,8 @@
 //! The hub (`hub::run`) against the sandbox's management cluster and two managed clusters:
 //! EventReports follow Services as they are created, changed and deleted; withdrawing a source
-//! or a cluster deletes its reports; a kind whose CRD appears later starts matching; and a hub
-//! restarted after changes made while it was down converges to the truth.
+//! or a cluster deletes its reports; a kind whose CRD appears later starts matching; a hub
+//! restarted after changes made while it was down converges to the truth; a failing script is
+//! told in words; and a spoke cluster's own agent reports through the hub's relay.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test set-up and assertions, not user input
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -836,5 +837,138 @@ async fn a_failing_script_is_told_in_words_and_spares_the_rest() {
             .and_then(|failure| failure.is_none().then_some(()))
     })
     .await;
+    env.shutdown(hub).await;
+}
+
+/// Collects the Secrets of namespace `eng`.
+fn secrets_source() -> Value {
+    json!({
+        "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventSource",
+        "metadata": {"name": "eng-secrets"},
+        "spec": {"collectResources": true, "resourceSelectors": [{
+            "group": "", "version": "v1", "kind": "Secret", "namespace": "eng"
+        }]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spoke_cluster_evaluates_itself_and_the_hub_relays_its_reports() {
+    let env = Env::start().await;
+    let clusters: Api<SveltosCluster> = Api::namespaced(env.mgmt.clone(), FLEET);
+    let spoke = json!({"metadata": {"annotations": {"sveltos-events.io/agent-mode": "spoke"}}});
+    clusters
+        .patch("cluster-2", &PatchParams::default(), &Patch::Merge(&spoke))
+        .await
+        .unwrap();
+    let trigger: api::v1beta1::EventTrigger = serde_json::from_value(json!({
+        "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventTrigger",
+        "metadata": {"name": "t-sveltos-service"},
+        "spec": {"sourceClusterSelector": {"matchLabels": {"env": "fv"}}, "eventSourceName": "sveltos-service"}
+    }))
+    .unwrap();
+    let trigger = Api::<api::v1beta1::EventTrigger>::all(env.mgmt.clone())
+        .create(&PostParams::default(), &trigger)
+        .await
+        .unwrap();
+    create_source(&env.mgmt, labels_source()).await;
+    create_source(&env.mgmt, secrets_source()).await;
+    env.assign("cluster-2", &["sveltos-service", "eng-secrets"])
+        .await;
+    let hub = env.start_hub();
+    let managed = env.cluster("cluster-2").clone();
+    let agent = tokio::spawn(sveltos_events_agent::spoke::run(
+        managed.clone(),
+        "cluster-2".into(),
+        std::future::pending(),
+    ));
+
+    // The hub copies the sources in, with Sveltos' annotation and the trigger as owner.
+    let copies: Api<EventSource> = Api::all(managed.clone());
+    let copy = eventually("the EventSource copy in the spoke cluster", || async {
+        copies.get_opt("sveltos-service").await.ok().flatten()
+    })
+    .await;
+    let annotations = copy.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("projectsveltos.io/deployed-by-sveltos")
+            .map(String::as_str),
+        Some("true")
+    );
+    let owners = copy.metadata.owner_references.clone().unwrap_or_default();
+    assert_eq!(owners.len(), 1, "{owners:?}");
+    assert_eq!(owners[0].kind, "EventTrigger");
+    assert_eq!(Some(&owners[0].uid), trigger.metadata.uid.as_ref());
+    assert_eq!(copy.spec, {
+        let source: EventSource = serde_json::from_value(labels_source()).unwrap();
+        source.spec
+    });
+
+    // The spoke's own agent writes the report locally; the hub relays it.
+    let services = env.services("cluster-2", "eng");
+    create_service(&services, "web", &[("sveltos", "fv")], &[80]).await;
+    let relayed = env
+        .wait_matching("sveltos-service", "cluster-2", &["eng/web"])
+        .await;
+    assert_eq!(relayed.spec.cluster_name, "cluster-2");
+    assert_eq!(relayed.spec.cluster_namespace, FLEET);
+    let local: Api<EventReport> = Api::namespaced(managed.clone(), "projectsveltos");
+    let own = local.get("sveltos-service").await.unwrap();
+    assert_eq!(matching(&own), vec!["eng/web".to_owned()]);
+    assert_eq!(own.spec.cluster_name, "");
+    assert_eq!(collected(&relayed), collected(&own));
+
+    // A collected Secret travels without its data, which follows in the companion Secret.
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "metadata": {"name": "token", "namespace": "eng"},
+        "stringData": {"token": "s3cret"}
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(managed.clone(), "eng")
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let report = env
+        .wait_matching("eng-secrets", "cluster-2", &["eng/token"])
+        .await;
+    let shown = collected(&report);
+    assert!(shown[0].get("data").is_none(), "{shown:?}");
+    let digest = report.metadata.annotations.clone().unwrap_or_default()
+        [api::secret_data::SECRET_DATA_ANNOTATION]
+        .clone();
+    let companions: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(env.mgmt.clone(), FLEET);
+    let companion = companions
+        .get(&api::secret_data::companion_name(
+            report.metadata.name.as_deref().unwrap(),
+        ))
+        .await
+        .unwrap();
+    let data: BTreeMap<String, Vec<u8>> = companion
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect();
+    assert_eq!(api::secret_data::data_digest(&data), digest);
+    assert!(
+        data.values()
+            .any(|v| String::from_utf8_lossy(v).contains("czNjcmV0")),
+        "the companion holds the Secret's data"
+    );
+
+    // Changes follow; a withdrawn source loses its copy, its local report and the relayed one.
+    delete_service(&services, "web").await;
+    env.wait_matching("sveltos-service", "cluster-2", &[]).await;
+    env.assign("cluster-2", &["eng-secrets"]).await;
+    env.wait_no_report("sveltos-service", "cluster-2").await;
+    eventually("the copy and the local report to go", || async {
+        let copy = copies.get_opt("sveltos-service").await.unwrap();
+        let own = local.get_opt("sveltos-service").await.unwrap();
+        (copy.is_none() && own.is_none()).then_some(())
+    })
+    .await;
+    assert!(env.report("eng-secrets", "cluster-2").await.is_some());
+    agent.abort();
     env.shutdown(hub).await;
 }

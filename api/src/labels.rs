@@ -113,6 +113,11 @@ pub const FORCE_RECREATE_ANNOTATION: &str = "projectsveltos.io/forceRecreate";
 pub const AGENT_SOURCES_LABEL: &str = "sveltos-events.io/agent-eventsources";
 /// Prefix of the keys of that ConfigMap: `eventsource-<eventTrigger>-<eventSource>`.
 pub const AGENT_SOURCES_KEY_PREFIX: &str = "eventsource-";
+/// SveltosCluster annotation: `spoke` when an agent runs inside the cluster (spoke mode); the
+/// hub then copies EventSources in and relays the cluster's EventReports instead of evaluating.
+pub const AGENT_MODE_ANNOTATION: &str = "sveltos-events.io/agent-mode";
+/// Value of [`AGENT_MODE_ANNOTATION`] for spoke mode.
+pub const AGENT_MODE_SPOKE: &str = "spoke";
 
 /// Finalizer the manager puts on EventTriggers.
 pub const EVENT_TRIGGER_FINALIZER: &str = "eventtrigger.finalizer.projectsveltos.io";

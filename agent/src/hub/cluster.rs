@@ -1,6 +1,6 @@
-//! One managed cluster: watches the kinds its EventSources select, re-evaluates an EventSource
+//! One evaluated cluster: watches the kinds its EventSources select, re-evaluates an EventSource
 //! when one of its kinds changes (scripts run again only for changed objects), and writes its
-//! EventReport into the management cluster when the result changes.
+//! EventReport (into the management cluster, or locally in spoke mode) when the result changes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::evaluate::{VerdictCache, evaluate_event_source_cached};
 use crate::hub::objects::{KindEvent, ObjectKey, watch_kind};
-use crate::hub::report::{self, ClusterId};
+use crate::hub::report::{self, ClusterId, Destination};
 
 /// Delay before sources that could not be evaluated or reported are tried again.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -33,6 +33,23 @@ enum Kind {
     },
     /// Not served by the cluster: selects nothing; resolved again when CRDs change.
     Unknown,
+}
+
+/// Tells a cluster task its new `sources`, if they differ from the current ones (another
+/// version, or other owners).
+pub(crate) fn update_sources(sender: &watch::Sender<Sources>, sources: Sources) {
+    sender.send_if_modified(|current| {
+        let changed = current.len() != sources.len()
+            || current.iter().zip(&sources).any(|((a, x), (b, y))| {
+                a != b
+                    || x.metadata.resource_version != y.metadata.resource_version
+                    || x.metadata.owner_references != y.metadata.owner_references
+            });
+        if changed {
+            *current = sources;
+        }
+        changed
+    });
 }
 
 /// The evaluation failure last recorded in a report's status.
@@ -62,7 +79,7 @@ struct SourceState {
 /// Says why `source` could not be evaluated for `cluster` (`None`: it could), once per change:
 /// a Warning Event on the EventSource and `status.agentFailureMessage` on the report.
 async fn record_failure(
-    mgmt: &Client,
+    destination: &Destination,
     recorder: &Recorder,
     cluster: &ClusterId,
     source: &EventSource,
@@ -87,7 +104,7 @@ async fn record_failure(
         }
     }
     let name = source.metadata.name.as_deref().unwrap_or_default();
-    match report::record_failure(mgmt, cluster, name, failure.as_deref()).await {
+    match report::record_failure(destination, name, failure.as_deref()).await {
         Ok(()) => state.recorded = wanted,
         Err(error) => {
             tracing::warn!(%cluster, source = %name, %error, "cannot record the evaluation outcome in the EventReport's status");
@@ -118,7 +135,7 @@ fn crd_kind() -> GroupVersionKind {
 pub struct ClusterAgent {
     id: ClusterId,
     managed: Client,
-    mgmt: Client,
+    destination: Destination,
     recorder: Recorder,
     kinds: HashMap<GroupVersionKind, Kind>,
     states: BTreeMap<String, SourceState>,
@@ -140,16 +157,17 @@ impl Drop for ClusterAgent {
 }
 
 impl ClusterAgent {
-    /// Serves `id` (reached through `managed`) until `sources` is closed.
+    /// Serves `id` (reached through `managed`), writing its reports to `destination`, until
+    /// `sources` is closed.
     pub async fn run(
         id: ClusterId,
         managed: Client,
-        mgmt: Client,
+        destination: Destination,
         mut sources: watch::Receiver<Sources>,
     ) {
         let (events, mut incoming) = mpsc::unbounded_channel();
         let recorder = Recorder::new(
-            mgmt.clone(),
+            destination.client().clone(),
             Reporter {
                 controller: report::FIELD_MANAGER.into(),
                 instance: None,
@@ -158,7 +176,7 @@ impl ClusterAgent {
         let mut agent = ClusterAgent {
             id,
             managed,
-            mgmt,
+            destination,
             recorder,
             kinds: HashMap::new(),
             states: BTreeMap::new(),
@@ -228,7 +246,7 @@ impl ClusterAgent {
     async fn sources_changed(&mut self, old: &Sources, new: &Sources) -> Vec<String> {
         for name in old.keys().filter(|n| !new.contains_key(*n)) {
             self.states.remove(name);
-            if let Err(error) = report::delete(&self.mgmt, &self.id, name).await {
+            if let Err(error) = report::delete(&self.destination, name).await {
                 tracing::warn!(cluster = %self.id, source = %name, %error, "cannot delete EventReport");
             }
         }
@@ -369,7 +387,7 @@ impl ClusterAgent {
                     tracing::warn!(cluster = %self.id, source = %name, %error, "EventSource evaluation failed");
                     let failure = Some(error.to_string());
                     record_failure(
-                        &self.mgmt,
+                        &self.destination,
                         &self.recorder,
                         &self.id,
                         &source,
@@ -381,12 +399,11 @@ impl ClusterAgent {
                 }
             };
             metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
-            let publication = report::publication(&self.id, &source, &evaluation.matching);
+            let cluster = self.destination.cluster();
+            let publication = report::publication(cluster, &source, &evaluation.matching);
             if state.written.as_ref() != Some(&publication) {
                 let previous = state.written.as_ref();
-                if let Err(error) =
-                    report::write(&self.mgmt, &self.id, &publication, previous).await
-                {
+                if let Err(error) = report::write(&self.destination, &publication, previous).await {
                     metrics.report_written(false);
                     tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
                     dirty.insert(name.clone());
@@ -396,7 +413,15 @@ impl ClusterAgent {
                 tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
                 state.written = Some(publication);
             }
-            record_failure(&self.mgmt, &self.recorder, &self.id, &source, state, None).await;
+            record_failure(
+                &self.destination,
+                &self.recorder,
+                &self.id,
+                &source,
+                state,
+                None,
+            )
+            .await;
         }
     }
 }

@@ -15,7 +15,8 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::hub::cluster::{ClusterAgent, Sources};
-use crate::hub::report::ClusterId;
+use crate::hub::relay;
+use crate::hub::report::{ClusterId, Destination};
 
 /// Registers a cluster as Sveltos' `register cluster` does: its kubeconfig Secret (named as
 /// [`SveltosCluster::kubeconfig_secret_name`] says) and a SveltosCluster carrying `labels`,
@@ -149,16 +150,17 @@ async fn write_status(mgmt: &Client, id: &ClusterId, status: serde_json::Value) 
     }
 }
 
-/// Connects to the cluster and serves it until `sources` closes; reconnects on failure.
+/// Connects to the cluster and serves it until `sources` closes; reconnects on failure. A
+/// spoke cluster is relayed (its own agent evaluates); any other is evaluated from here.
 pub async fn serve(
     mgmt: Client,
     id: ClusterId,
     cluster: Arc<SveltosCluster>,
-    sources: watch::Receiver<Sources>,
+    mut sources: watch::Receiver<Sources>,
 ) {
     let mut delay = FIRST_RETRY;
     loop {
-        match connect(&mgmt, &cluster).await {
+        let outcome = match connect(&mgmt, &cluster).await {
             Ok((managed, version)) => {
                 let status = cluster.status.clone().unwrap_or_default();
                 let healthy = status.ready
@@ -170,20 +172,31 @@ pub async fn serve(
                     write_status(&mgmt, &id, status).await;
                 }
                 tracing::info!(cluster = %id, %version, "connected");
-                ClusterAgent::run(id, managed, mgmt, sources).await;
-                return;
-            }
-            Err(error) => {
-                tracing::warn!(cluster = %id, %error, "cannot reach cluster; retrying in {delay:?}");
-                let status =
-                    json!({"connectionStatus": "Down", "failureMessage": error.to_string()});
-                write_status(&mgmt, &id, status).await;
-                if sources.has_changed().is_err() {
+                if super::is_spoke(&cluster) {
+                    relay::run(&id, managed, &mgmt, &mut sources)
+                        .await
+                        .map_err(|e| e.to_string())
+                } else {
+                    let destination = Destination::Hub {
+                        mgmt,
+                        cluster: id.clone(),
+                    };
+                    ClusterAgent::run(id, managed, destination, sources).await;
                     return;
                 }
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY);
             }
+            Err(error) => Err(error.to_string()),
+        };
+        let Err(error) = outcome else {
+            return;
+        };
+        tracing::warn!(cluster = %id, %error, "cannot serve cluster; retrying in {delay:?}");
+        let status = json!({"connectionStatus": "Down", "failureMessage": error});
+        write_status(&mgmt, &id, status).await;
+        if sources.has_changed().is_err() {
+            return;
         }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(MAX_RETRY);
     }
 }

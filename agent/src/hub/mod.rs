@@ -2,21 +2,26 @@
 //! through its kubeconfig Secret, one task per cluster, started and stopped as clusters and
 //! their EventSources come and go. EventReports are written straight into the management
 //! cluster (`<type>--<eventSource>--<cluster>` in the cluster's namespace), where the manager
-//! reads them.
+//! reads them. A cluster annotated for spoke mode runs its own agent: the hub copies its
+//! EventSources in and relays its reports instead (`relay`).
 
 pub mod cluster;
 pub mod connect;
 pub mod objects;
+pub mod relay;
 pub mod report;
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use api::labels::AGENT_SOURCES_LABEL;
-use api::v1beta1::{EventSource, SveltosCluster, agent_sources_config_map_name};
+use api::labels::{
+    AGENT_MODE_ANNOTATION, AGENT_MODE_SPOKE, AGENT_SOURCES_KEY_PREFIX, AGENT_SOURCES_LABEL,
+};
+use api::v1beta1::{EventSource, EventTrigger, SveltosCluster, agent_sources_config_map_name};
 use futures_util::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource};
@@ -27,9 +32,9 @@ use tokio::task::JoinHandle;
 use cluster::Sources;
 use report::ClusterId;
 
-/// A reflector over `K` and a stream that yields once per change.
-fn reflect<K>(
-    client: &Client,
+/// A reflector over `api` and a stream that yields once per change.
+pub(crate) fn reflect<K>(
+    api: Api<K>,
     config: watcher::Config,
 ) -> (Store<K>, impl Stream<Item = ()> + Send + use<K>)
 where
@@ -42,7 +47,6 @@ where
         + 'static,
 {
     let (store, writer) = reflector::store();
-    let api: Api<K> = Api::all(client.clone());
     let changes = reflector::reflector(writer, watcher(api, config).default_backoff()).filter_map(
         |event| async move {
             match event {
@@ -57,9 +61,32 @@ where
     (store, changes)
 }
 
+/// Drives `changes` until `ready` completes (returns whether the caches filled) or `shutdown`
+/// does (returns false).
+pub(crate) async fn fill_caches(
+    ready: impl Future<Output = bool>,
+    changes: &mut (impl Stream<Item = ()> + Unpin),
+    mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> bool {
+    tokio::pin!(ready);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return false,
+            filled = &mut ready => {
+                if !filled {
+                    tracing::error!("the agent's caches closed before they were filled");
+                }
+                return filled;
+            }
+            Some(()) = changes.next() => {}
+        }
+    }
+}
+
 /// A running cluster task and the channel that tells it its EventSources.
 struct Running {
     sources: watch::Sender<Sources>,
+    spoke: bool,
     task: JoinHandle<()>,
 }
 
@@ -68,17 +95,67 @@ struct Caches {
     clusters: Store<SveltosCluster>,
     sources: Store<EventSource>,
     lists: Store<ConfigMap>,
+    triggers: Store<EventTrigger>,
+}
+
+/// Whether `cluster` runs its own agent (spoke mode).
+fn is_spoke(cluster: &SveltosCluster) -> bool {
+    cluster
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(AGENT_MODE_ANNOTATION))
+        .is_some_and(|mode| mode == AGENT_MODE_SPOKE)
 }
 
 impl Caches {
-    /// The EventSources the manager assigned to `cluster` that exist and are not being deleted.
-    fn sources_of(&self, cluster: &ClusterId) -> Sources {
+    /// The EventSources assigned to spoke cluster `cluster`, each carrying as owner references
+    /// the EventTriggers that assigned it (what its copy in the cluster must say).
+    fn copies_of(&self, cluster: &ClusterId) -> Sources {
+        let mut owners: BTreeMap<String, Vec<OwnerReference>> = BTreeMap::new();
+        for (key, source) in self
+            .list_of(cluster)
+            .iter()
+            .flat_map(|l| l.data.iter().flatten())
+        {
+            let trigger = key
+                .strip_prefix(AGENT_SOURCES_KEY_PREFIX)
+                .and_then(|rest| rest.strip_suffix(source.as_str()))
+                .and_then(|rest| rest.strip_suffix('-'));
+            let Some(trigger) = trigger.and_then(|t| self.triggers.get(&ObjectRef::new(t))) else {
+                continue;
+            };
+            owners
+                .entry(source.clone())
+                .or_default()
+                .push(OwnerReference {
+                    api_version: "lib.projectsveltos.io/v1beta1".into(),
+                    kind: "EventTrigger".into(),
+                    name: trigger.metadata.name.clone().unwrap_or_default(),
+                    uid: trigger.metadata.uid.clone().unwrap_or_default(),
+                    ..Default::default()
+                });
+        }
+        let mut sources = self.sources_of(cluster);
+        for (name, source) in &mut sources {
+            let mut copy = EventSource::clone(source);
+            copy.metadata.owner_references = owners.remove(name);
+            *source = Arc::new(copy);
+        }
+        sources
+    }
+
+    /// The manager's list of EventSources for `cluster`.
+    fn list_of(&self, cluster: &ClusterId) -> Option<Arc<ConfigMap>> {
         let list_name =
             agent_sources_config_map_name(&cluster.name, api::v1beta1::ClusterType::Sveltos);
-        let Some(list) = self
-            .lists
+        self.lists
             .get(&ObjectRef::new(&list_name).within(&cluster.namespace))
-        else {
+    }
+
+    /// The EventSources the manager assigned to `cluster` that exist and are not being deleted.
+    fn sources_of(&self, cluster: &ClusterId) -> Sources {
+        let Some(list) = self.list_of(cluster) else {
             return Sources::new();
         };
         list.data
@@ -98,43 +175,36 @@ impl Caches {
 
 /// Runs the hub against the management cluster until `shutdown` completes.
 pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
-    let (clusters, cluster_changes) = reflect::<SveltosCluster>(&mgmt, watcher::Config::default());
-    let (sources, source_changes) = reflect::<EventSource>(&mgmt, watcher::Config::default());
-    let (lists, list_changes) = reflect::<ConfigMap>(
-        &mgmt,
-        watcher::Config::default().labels(AGENT_SOURCES_LABEL),
+    let config = watcher::Config::default;
+    let (clusters, cluster_changes) = reflect(Api::<SveltosCluster>::all(mgmt.clone()), config());
+    let (sources, source_changes) = reflect(Api::<EventSource>::all(mgmt.clone()), config());
+    let (lists, list_changes) = reflect(
+        Api::<ConfigMap>::all(mgmt.clone()),
+        config().labels(AGENT_SOURCES_LABEL),
     );
+    let (triggers, trigger_changes) = reflect(Api::<EventTrigger>::all(mgmt.clone()), config());
     let caches = Caches {
         clusters,
         sources,
         lists,
+        triggers,
     };
-    let mut changes = stream::select(
-        stream::select(cluster_changes, source_changes),
-        list_changes,
-    )
-    .boxed();
+    let mut changes = stream::select_all([
+        cluster_changes.boxed(),
+        source_changes.boxed(),
+        list_changes.boxed(),
+        trigger_changes.boxed(),
+    ]);
     let mut running: BTreeMap<ClusterId, Running> = BTreeMap::new();
     let ready = async {
         caches.clusters.wait_until_ready().await.is_ok()
             && caches.sources.wait_until_ready().await.is_ok()
             && caches.lists.wait_until_ready().await.is_ok()
+            && caches.triggers.wait_until_ready().await.is_ok()
     };
     tokio::pin!(shutdown);
-    tokio::pin!(ready);
-    // Drive the watches until the caches are filled.
-    loop {
-        tokio::select! {
-            () = &mut shutdown => return,
-            filled = &mut ready => {
-                if !filled {
-                    tracing::error!("the hub's caches closed before they were filled");
-                    return;
-                }
-                break;
-            }
-            Some(()) = changes.next() => {}
-        }
+    if !fill_caches(ready, &mut changes, shutdown.as_mut()).await {
+        return;
     }
     tracing::info!("hub caches filled; serving clusters");
     crate::observe::metrics().set_ready();
@@ -201,22 +271,21 @@ async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, 
     }
     crate::observe::metrics().set_clusters(wanted.len());
     for (id, cluster) in wanted {
-        let sources = caches.sources_of(&id);
+        let spoke = is_spoke(&cluster);
+        let sources = if spoke {
+            caches.copies_of(&id)
+        } else {
+            caches.sources_of(&id)
+        };
         match running.get(&id) {
-            Some(existing) if !existing.task.is_finished() => {
-                existing.sources.send_if_modified(|current| {
-                    let changed = current.len() != sources.len()
-                        || current.iter().zip(&sources).any(|((a, x), (b, y))| {
-                            a != b || x.metadata.resource_version != y.metadata.resource_version
-                        });
-                    if changed {
-                        *current = sources;
-                    }
-                    changed
-                });
+            Some(existing) if !existing.task.is_finished() && existing.spoke == spoke => {
+                cluster::update_sources(&existing.sources, sources);
             }
             _ => {
-                tracing::info!(cluster = %id, "serving cluster");
+                if let Some(previous) = running.remove(&id) {
+                    previous.task.abort();
+                }
+                tracing::info!(cluster = %id, spoke, "serving cluster");
                 let (sender, receiver) = watch::channel(sources);
                 let task =
                     tokio::spawn(connect::serve(mgmt.clone(), id.clone(), cluster, receiver));
@@ -224,6 +293,7 @@ async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, 
                     id,
                     Running {
                         sources: sender,
+                        spoke,
                         task,
                     },
                 );

@@ -1,10 +1,12 @@
-//! EventReports in the management cluster: what an evaluation reports, written only when it
-//! changes, with Sveltos' names and labels.
+//! EventReports: what an evaluation reports, written only when it changes, with Sveltos' names
+//! and labels: into the management cluster (hub mode) or into the evaluated cluster itself
+//! (spoke mode, as Sveltos' in-cluster agent does).
 
 use std::collections::BTreeMap;
 
 use api::labels::{
     EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_REPORT_CLUSTER_TYPE_LABEL, EVENT_SOURCE_NAME_LABEL,
+    SVELTOS_NAMESPACE,
 };
 use api::secret_data;
 use api::v1beta1::{
@@ -35,6 +37,77 @@ impl std::fmt::Display for ClusterId {
     }
 }
 
+/// Where the reports of one evaluated cluster go.
+#[derive(Clone)]
+pub enum Destination {
+    /// The management cluster: `sveltos--<source>--<cluster>` in the cluster's namespace, with
+    /// the cluster named in labels and spec (hub mode, and the hub's relay of spoke reports).
+    Hub {
+        /// Client of the management cluster.
+        mgmt: Client,
+        /// The cluster reported on.
+        cluster: ClusterId,
+    },
+    /// The evaluated cluster itself: named like the EventSource in `projectsveltos`, cluster
+    /// fields empty (spoke mode; Sveltos' in-cluster agent writes the same).
+    Local {
+        /// Client of the evaluated cluster.
+        client: Client,
+    },
+}
+
+impl Destination {
+    /// Client of the cluster the reports are written to.
+    pub fn client(&self) -> &Client {
+        match self {
+            Destination::Hub { mgmt, .. } => mgmt,
+            Destination::Local { client } => client,
+        }
+    }
+
+    /// Namespace of the reports.
+    pub fn namespace(&self) -> &str {
+        match self {
+            Destination::Hub { cluster, .. } => &cluster.namespace,
+            Destination::Local { .. } => SVELTOS_NAMESPACE,
+        }
+    }
+
+    /// The cluster named in reports (none for local reports).
+    pub fn cluster(&self) -> Option<&ClusterId> {
+        match self {
+            Destination::Hub { cluster, .. } => Some(cluster),
+            Destination::Local { .. } => None,
+        }
+    }
+
+    /// Name of the report of `source`.
+    pub fn report_name(&self, source: &str) -> String {
+        match self {
+            Destination::Hub { cluster, .. } => {
+                event_report_name(source, &cluster.name, ClusterType::Sveltos)
+            }
+            Destination::Local { .. } => source.to_owned(),
+        }
+    }
+
+    /// Labels of the report of `source`.
+    fn labels(&self, source: &str) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::from([(EVENT_SOURCE_NAME_LABEL.to_owned(), source.to_owned())]);
+        if let Some(cluster) = self.cluster() {
+            labels.insert(
+                EVENT_REPORT_CLUSTER_NAME_LABEL.to_owned(),
+                cluster.name.clone(),
+            );
+            labels.insert(
+                EVENT_REPORT_CLUSTER_TYPE_LABEL.to_owned(),
+                ClusterType::Sveltos.lowercase().to_owned(),
+            );
+        }
+        labels
+    }
+}
+
 /// The reference a report gives one matching object.
 fn reference(object: &Value) -> ObjectReference {
     let text = |pointer: &str| {
@@ -62,8 +135,12 @@ pub struct Publication {
     pub sealed: BTreeMap<String, Vec<u8>>,
 }
 
-/// The publication `source`'s matching objects make for `cluster`.
-pub fn publication(cluster: &ClusterId, source: &EventSource, matching: &[Value]) -> Publication {
+/// The publication `source`'s matching objects make for `cluster` (`None`: a local report).
+pub fn publication(
+    cluster: Option<&ClusterId>,
+    source: &EventSource,
+    matching: &[Value],
+) -> Publication {
     let mut sealed = BTreeMap::new();
     let resources = (source.spec.collect_resources && !matching.is_empty()).then(|| {
         let documents: Vec<String> = matching
@@ -88,44 +165,35 @@ pub fn publication(cluster: &ClusterId, source: &EventSource, matching: &[Value]
             documents.iter().map(String::as_bytes),
         ))
     });
-    let spec = EventReportSpec {
-        cluster_namespace: cluster.namespace.clone(),
-        cluster_name: cluster.name.clone(),
-        cluster_type: ClusterType::Sveltos,
+    let mut spec = EventReportSpec {
         event_source_name: source.metadata.name.clone().unwrap_or_default(),
         matching_resources: matching.iter().map(reference).collect(),
         resources,
-        cloud_events: Vec::new(),
+        ..Default::default()
     };
+    name_cluster(&mut spec, cluster);
     Publication { spec, sealed }
 }
 
-/// Labels of a management-cluster report.
-fn labels(cluster: &ClusterId, source: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (EVENT_SOURCE_NAME_LABEL.to_owned(), source.to_owned()),
-        (
-            EVENT_REPORT_CLUSTER_NAME_LABEL.to_owned(),
-            cluster.name.clone(),
-        ),
-        (
-            EVENT_REPORT_CLUSTER_TYPE_LABEL.to_owned(),
-            ClusterType::Sveltos.lowercase().to_owned(),
-        ),
-    ])
+/// Fills the cluster fields of `spec` (empty for a local report).
+pub fn name_cluster(spec: &mut EventReportSpec, cluster: Option<&ClusterId>) {
+    spec.cluster_namespace = cluster.map(|c| c.namespace.clone()).unwrap_or_default();
+    spec.cluster_name = cluster.map(|c| c.name.clone()).unwrap_or_default();
+    spec.cluster_type = ClusterType::Sveltos;
 }
 
 /// Writes (server-side apply) `publication`: its companion Secret first, so the report never
 /// names data the manager cannot find, then the report. `previous` is what this process wrote
 /// last (`None`: nothing yet); a companion no longer needed is deleted after the report.
 pub async fn write(
-    mgmt: &Client,
-    cluster: &ClusterId,
+    destination: &Destination,
     publication: &Publication,
     previous: Option<&Publication>,
 ) -> kube::Result<()> {
     let spec = &publication.spec;
-    let name = event_report_name(&spec.event_source_name, &cluster.name, ClusterType::Sveltos);
+    let name = destination.report_name(&spec.event_source_name);
+    let namespace = destination.namespace();
+    let client = destination.client();
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let digest =
         (!publication.sealed.is_empty()).then(|| secret_data::data_digest(&publication.sealed));
@@ -136,12 +204,12 @@ pub async fn write(
         )])
     });
     if let Some(annotations) = &annotations {
-        let mut labels = labels(cluster, &spec.event_source_name);
+        let mut labels = destination.labels(&spec.event_source_name);
         labels.insert(secret_data::SECRET_DATA_LABEL.to_owned(), "ok".to_owned());
         let companion = Secret {
             metadata: ObjectMeta {
                 name: Some(secret_data::companion_name(&name)),
-                namespace: Some(cluster.namespace.clone()),
+                namespace: Some(namespace.to_owned()),
                 labels: Some(labels),
                 annotations: Some(annotations.clone()),
                 ..Default::default()
@@ -158,7 +226,7 @@ pub async fn write(
         };
         let mut body = serde_json::to_value(&companion).map_err(kube::Error::SerdeError)?;
         typed(&mut body, "v1", "Secret");
-        let api: Api<Secret> = Api::namespaced(mgmt.clone(), &cluster.namespace);
+        let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
         api.patch(
             &secret_data::companion_name(&name),
             &params,
@@ -169,8 +237,8 @@ pub async fn write(
     let report = EventReport {
         metadata: ObjectMeta {
             name: Some(name.clone()),
-            namespace: Some(cluster.namespace.clone()),
-            labels: Some(labels(cluster, &spec.event_source_name)),
+            namespace: Some(namespace.to_owned()),
+            labels: Some(destination.labels(&spec.event_source_name)),
             annotations,
             ..Default::default()
         },
@@ -179,10 +247,10 @@ pub async fn write(
     };
     let mut body = serde_json::to_value(&report).map_err(kube::Error::SerdeError)?;
     typed(&mut body, "lib.projectsveltos.io/v1beta1", "EventReport");
-    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
+    let api: Api<EventReport> = Api::namespaced(client.clone(), namespace);
     api.patch(&name, &params, &Patch::Apply(&body)).await?;
     if digest.is_none() && previous.is_none_or(|p| !p.sealed.is_empty()) {
-        delete_companion(mgmt, &cluster.namespace, &name).await?;
+        delete_companion(client, namespace, &name).await?;
     }
     Ok(())
 }
@@ -190,13 +258,13 @@ pub async fn write(
 /// Records in the report's status why `source` could not be evaluated for `cluster` (`None`
 /// clears it). A report not written yet is left alone: the Kubernetes Event says it instead.
 pub async fn record_failure(
-    mgmt: &Client,
-    cluster: &ClusterId,
+    destination: &Destination,
     source: &str,
     failure: Option<&str>,
 ) -> kube::Result<()> {
-    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
-    let name = event_report_name(source, &cluster.name, ClusterType::Sveltos);
+    let api: Api<EventReport> =
+        Api::namespaced(destination.client().clone(), destination.namespace());
+    let name = destination.report_name(source);
     let patch = serde_json::json!({ "status": { "agentFailureMessage": failure } });
     match api
         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -232,16 +300,41 @@ async fn delete_companion(mgmt: &Client, namespace: &str, report: &str) -> kube:
     }
 }
 
-/// Deletes the report of `source` for `cluster` and its companion Secret (absent is fine).
-pub async fn delete(mgmt: &Client, cluster: &ClusterId, source: &str) -> kube::Result<()> {
-    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
-    let name = event_report_name(source, &cluster.name, ClusterType::Sveltos);
+/// Deletes the report of `source` and its companion Secret (absent is fine).
+pub async fn delete(destination: &Destination, source: &str) -> kube::Result<()> {
+    let (client, namespace) = (destination.client(), destination.namespace());
+    let api: Api<EventReport> = Api::namespaced(client.clone(), namespace);
+    let name = destination.report_name(source);
     match api.delete(&name, &DeleteParams::background()).await {
         Ok(_) => {}
         Err(kube::Error::Api(status)) if status.code == 404 => {}
         Err(error) => return Err(error),
     }
-    delete_companion(mgmt, &cluster.namespace, &name).await
+    delete_companion(client, namespace, &name).await
+}
+
+/// Deletes every report the destination holds for which `keep(source)` is false.
+pub async fn delete_unkept(
+    destination: &Destination,
+    keep: impl Fn(&str) -> bool,
+) -> kube::Result<()> {
+    let api: Api<EventReport> =
+        Api::namespaced(destination.client().clone(), destination.namespace());
+    let mut selector = EVENT_SOURCE_NAME_LABEL.to_owned();
+    if let Some(cluster) = destination.cluster() {
+        selector = format!(
+            "{selector},{EVENT_REPORT_CLUSTER_NAME_LABEL}={},{EVENT_REPORT_CLUSTER_TYPE_LABEL}={}",
+            cluster.name,
+            ClusterType::Sveltos.lowercase()
+        );
+    }
+    for report in api.list(&ListParams::default().labels(&selector)).await? {
+        let source = report.spec.event_source_name.clone();
+        if !keep(&source) {
+            delete(destination, &source).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Deletes every hub-written report, in any namespace, for which `keep(cluster, source)` is false.
@@ -262,7 +355,11 @@ pub async fn delete_stale(
         let source = &report.spec.event_source_name;
         if !keep(&cluster, source) {
             tracing::info!(%cluster, %source, "deleting a stale EventReport");
-            delete(mgmt, &cluster, source).await?;
+            let destination = Destination::Hub {
+                mgmt: mgmt.clone(),
+                cluster,
+            };
+            delete(&destination, source).await?;
         }
     }
     Ok(())
@@ -270,15 +367,9 @@ pub async fn delete_stale(
 
 /// Deletes every report of `cluster` (the cluster went away).
 pub async fn delete_all(mgmt: &Client, cluster: &ClusterId) -> kube::Result<()> {
-    let api: Api<EventReport> = Api::namespaced(mgmt.clone(), &cluster.namespace);
-    let selector = format!(
-        "{EVENT_REPORT_CLUSTER_NAME_LABEL}={},{EVENT_REPORT_CLUSTER_TYPE_LABEL}={}",
-        cluster.name,
-        ClusterType::Sveltos.lowercase()
-    );
-    for report in api.list(&ListParams::default().labels(&selector)).await? {
-        let source = report.spec.event_source_name.clone();
-        delete(mgmt, cluster, &source).await?;
-    }
-    Ok(())
+    let destination = Destination::Hub {
+        mgmt: mgmt.clone(),
+        cluster: cluster.clone(),
+    };
+    delete_unkept(&destination, |_| false).await
 }
