@@ -11,38 +11,7 @@ use api::v1beta1::{ClusterProfile, ClusterSummary};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, ListParams};
-use support::{apply, one_cluster_scenario, service, start_system};
-
-async fn eventually<F, Fut>(what: &str, f: F)
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !f().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn names<K>(api: &Api<K>) -> Vec<String>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let mut names: Vec<String> = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|o| o.meta().name.clone())
-        .collect();
-    names.sort();
-    names
-}
+use support::{apply, eventually, names, one_cluster_scenario, service, start_system};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_after_changes_converges_without_duplicates_or_leftovers() {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{DynamicObject, GroupVersionKind};
 use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
 use serde_json::{Value, json};
@@ -113,4 +113,37 @@ pub fn start_system(mgmt: &Client) -> Vec<JoinHandle<()>> {
                 .await;
         }),
     ]
+}
+
+/// Waits (at most 20 s) until `f` holds.
+pub async fn eventually<F, Fut>(what: &str, f: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !f().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The sorted names of the objects `api` lists.
+pub async fn names<K>(api: &Api<K>) -> Vec<String>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let mut names: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|o| o.meta().name.clone())
+        .collect();
+    names.sort();
+    names
 }
