@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", args.http_addr))?;
     let http = axum::serve(listener, sveltos_events_agent::observe::router());
     let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
+        sveltos_events_agent::observe::termination().await;
         tracing::info!("shutting down");
     };
     let agent = async {

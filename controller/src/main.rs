@@ -61,7 +61,7 @@ async fn main() -> anyhow::Result<()> {
     let router = sveltos_events_controller::serve::router(telemetry.clone());
     let http = async move { axum::serve(listener, router).await };
     let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
+        sveltos_events_controller::serve::termination().await;
         tracing::info!("shutting down");
     };
     let elector = (!args.no_leader_election).then(|| {

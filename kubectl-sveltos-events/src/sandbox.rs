@@ -60,19 +60,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let ready = args.dir.join("READY");
     std::fs::write(&ready, "").with_context(|| format!("writing {}", ready.display()))?;
     println!("ready: {}", ready.display());
-    wait_for_signal().await?;
+    controller::serve::termination().await;
     tracing::info!("shutting down");
     drop(controllers);
     sandbox.shutdown().await;
-    Ok(())
-}
-
-async fn wait_for_signal() -> anyhow::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("installing the SIGTERM handler")?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r.context("waiting for SIGINT")?,
-        _ = term.recv() => {}
-    }
     Ok(())
 }

@@ -363,9 +363,11 @@ impl ClusterAgent {
             }
             let mut verdicts = std::mem::take(&mut state.verdicts);
             let started = std::time::Instant::now();
+            let span = tracing::info_span!("evaluate", cluster = %self.id, source = %name, objects = objects.len());
             let evaluated = {
                 let source = Arc::clone(&source);
                 tokio::task::spawn_blocking(move || {
+                    let _span = span.enter();
                     let result = crate::with_thread_runtime(|runtime| {
                         evaluate_event_source_cached(runtime, &source, &objects, &mut verdicts)
                     });
