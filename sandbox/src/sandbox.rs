@@ -99,6 +99,13 @@ impl Sandbox {
             let store = Arc::new(Store::new());
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
+            // As kube-apiserver (Go sets TCP_NODELAY on every connection): without it, a watch
+            // event written right after another waits for the client's delayed ACK (~40 ms).
+            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                if let Err(error) = tcp.set_nodelay(true) {
+                    tracing::warn!(%error, "cannot set TCP_NODELAY");
+                }
+            });
             let app = crate::http::router(store.clone());
             let mut stop = rx.clone();
             tasks.push(tokio::spawn(async move {
