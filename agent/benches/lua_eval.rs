@@ -1,7 +1,12 @@
 //! Prints ns per Lua evaluation for go-baseline's `labels` and `https` scripts and for one
-//! EventSource pass over 1,000 Services shaped like go-baseline's generator (its inputs,
-//! reproduced in Rust: labels, selector, ports, managedFields; addresses not random).
+//! EventSource pass over 1,000 Services. With `GO_BASELINE=path/to/go-baseline` the inputs are
+//! the ones go-baseline dumps (`-dump`), the verdicts are checked against Go's, and Go's own
+//! figures are measured in the same run and printed with the ratio. Without it, Services shaped
+//! like go-baseline's generator are built here.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -80,34 +85,143 @@ fn service(i: usize) -> Value {
     })
 }
 
+/// The inputs of one run: Services and the two scripts, with Go's expected matches if known.
+struct Inputs {
+    services: Vec<Value>,
+    scripts: Vec<(&'static str, String)>,
+    expected: Option<Vec<Vec<String>>>,
+}
+
+fn builtin_inputs() -> Inputs {
+    Inputs {
+        services: (0..1000).map(service).collect(),
+        scripts: vec![("labels", LABELS.to_owned()), ("https", HTTPS.to_owned())],
+        expected: None,
+    }
+}
+
+/// go-baseline's own inputs (`-dump`): the exact Services and scripts it measures.
+fn dumped_inputs(go: &Path, dir: &Path) -> Result<Inputs, String> {
+    let status = Command::new(go)
+        .arg("-dump")
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", go.display()))?;
+    if !status.success() {
+        return Err(format!("{} -dump failed: {status}", go.display()));
+    }
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).map_err(|e| format!("cannot read {name}: {e}"))
+    };
+    let services = read("services.jsonl")?
+        .lines()
+        .map(|line| serde_json::from_str(line).map_err(|e| format!("services.jsonl: {e}")))
+        .collect::<Result<Vec<Value>, String>>()?;
+    let mut scripts = Vec::new();
+    let mut expected = Vec::new();
+    for name in ["labels", "https"] {
+        scripts.push((name, read(&format!("{name}.lua"))?));
+        let names = read(&format!("expected_{name}_matches.txt"))?;
+        expected.push(names.lines().map(str::to_owned).collect());
+    }
+    Ok(Inputs {
+        services,
+        scripts,
+        expected: Some(expected),
+    })
+}
+
+/// go-baseline's wall-clock ns per evaluation of each script, measured now.
+fn go_figures(go: &Path) -> Result<BTreeMap<String, f64>, String> {
+    let output = Command::new(go)
+        .args(["-bench", "lua_sveltos_", "-min-time", "2s"])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", go.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    Ok(text
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .filter(|(key, _)| key.starts_with("lua_sveltos_") && key.ends_with("_ns_per_op"))
+        .filter_map(|(key, value)| Some((key.to_owned(), value.parse().ok()?)))
+        .collect())
+}
+
 fn main() {
-    let services: Vec<Value> = (0..1000).map(service).collect();
+    let go = std::env::var_os("GO_BASELINE").map(PathBuf::from);
+    let dump = std::env::temp_dir().join(format!("lua-eval-inputs-{}", std::process::id()));
+    let inputs = match &go {
+        Some(go) => match dumped_inputs(go, &dump) {
+            Ok(inputs) => {
+                println!(
+                    "inputs=go-baseline -dump ({} Services)",
+                    inputs.services.len()
+                );
+                inputs
+            }
+            Err(error) => {
+                eprintln!("{error}; using the built-in inputs");
+                builtin_inputs()
+            }
+        },
+        None => {
+            println!(
+                "inputs=built-in (set GO_BASELINE=path/to/go-baseline for its inputs and ratios)"
+            );
+            builtin_inputs()
+        }
+    };
+    let _ = std::fs::remove_dir_all(&dump);
     let Ok(runtime) = LuaRuntime::new(Limits::default()) else {
         eprintln!("cannot create the Lua runtime");
         return;
     };
-    for (name, source) in [("labels", LABELS), ("https", HTTPS)] {
+    let mut ours = BTreeMap::new();
+    for (index, (name, source)) in inputs.scripts.iter().enumerate() {
         let Ok(script) = runtime.script(name, source) else {
             eprintln!("cannot compile {name}");
             return;
         };
+        let matched: Vec<String> = inputs
+            .services
+            .iter()
+            .filter(|s| evaluate_object(&runtime, &script, s).is_ok_and(|v| v.matching))
+            .filter_map(|s| s.pointer("/metadata/name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect();
+        println!("{name}_matches_per_pass={}", matched.len());
+        if let Some(expected) = inputs.expected.as_ref().and_then(|e| e.get(index)) {
+            println!("{name}_same_matches_as_go={}", &matched == expected);
+        }
         let rounds = 20;
         let start = Instant::now();
-        let mut matches = 0usize;
         for _ in 0..rounds {
-            for service in &services {
-                if evaluate_object(&runtime, &script, service).is_ok_and(|v| v.matching) {
-                    matches += 1;
-                }
+            for service in &inputs.services {
+                let _ = std::hint::black_box(evaluate_object(&runtime, &script, service));
             }
         }
         let elapsed = start.elapsed();
-        let per = elapsed.as_nanos() / (rounds * services.len()) as u128;
-        println!("lua_eval_{name}_ns_per_eval={per}");
+        let per = elapsed.as_nanos() as f64 / (rounds * inputs.services.len()) as f64;
+        println!("lua_eval_{name}_ns_per_eval={per:.0}");
         println!(
-            "agent_pass_{name}_1000_services_us={}",
+            "agent_pass_{name}_{}_services_us={}",
+            inputs.services.len(),
             elapsed.as_micros() / rounds as u128
         );
-        println!("{name}_matches_per_pass={}", matches / rounds);
+        ours.insert(*name, per);
+    }
+    let Some(go) = go else {
+        return;
+    };
+    match go_figures(&go) {
+        Ok(figures) => {
+            for (name, per) in &ours {
+                if let Some(theirs) = figures.get(&format!("lua_sveltos_{name}_ns_per_op")) {
+                    println!("go_lua_sveltos_{name}_ns_per_eval={theirs:.0}");
+                    println!("speedup_vs_go_{name}={:.1}x", theirs / per);
+                }
+            }
+        }
+        Err(error) => eprintln!("{error}"),
     }
 }
