@@ -382,48 +382,35 @@ impl ClusterAgent {
             let state = self.states.entry(name.clone()).or_default();
             state.verdicts = verdicts;
             let metrics = crate::observe::metrics();
-            let evaluation = match result {
-                Ok(evaluation) => evaluation,
+            let failure = match result {
                 Err(error) => {
                     metrics.evaluated(None, started.elapsed());
                     tracing::warn!(cluster = %self.id, source = %name, %error, "EventSource evaluation failed");
-                    let failure = Some(error.to_string());
-                    record_failure(
-                        &self.destination,
-                        &self.recorder,
-                        &self.id,
-                        &source,
-                        state,
-                        failure,
-                    )
-                    .await;
-                    continue;
+                    Some(error.to_string())
+                }
+                Ok(evaluation) => {
+                    metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
+                    let cluster = self.destination.cluster();
+                    let publication = report::publication(cluster, &source, &evaluation.matching);
+                    if state.written.as_ref() != Some(&publication) {
+                        let previous = state.written.as_ref();
+                        if let Err(error) =
+                            report::write(&self.destination, &publication, previous).await
+                        {
+                            metrics.report_written(false);
+                            tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
+                            dirty.insert(name.clone());
+                            continue;
+                        }
+                        metrics.report_written(true);
+                        tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
+                        state.written = Some(publication);
+                    }
+                    None
                 }
             };
-            metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
-            let cluster = self.destination.cluster();
-            let publication = report::publication(cluster, &source, &evaluation.matching);
-            if state.written.as_ref() != Some(&publication) {
-                let previous = state.written.as_ref();
-                if let Err(error) = report::write(&self.destination, &publication, previous).await {
-                    metrics.report_written(false);
-                    tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
-                    dirty.insert(name.clone());
-                    continue;
-                }
-                metrics.report_written(true);
-                tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
-                state.written = Some(publication);
-            }
-            record_failure(
-                &self.destination,
-                &self.recorder,
-                &self.id,
-                &source,
-                state,
-                None,
-            )
-            .await;
+            let (destination, recorder) = (&self.destination, &self.recorder);
+            record_failure(destination, recorder, &self.id, &source, state, failure).await;
         }
     }
 }
