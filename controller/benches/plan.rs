@@ -36,8 +36,8 @@ impl World for Fleet {
     fn clusters(&self) -> Vec<Cluster> {
         vec![self.cluster.clone()]
     }
-    fn event_source_exists(&self, _: &str) -> bool {
-        true
+    fn event_source_labels(&self, _: &str) -> Option<std::collections::BTreeMap<String, String>> {
+        Some(Default::default())
     }
     fn lookup_epoch(&self) -> u64 {
         0

@@ -32,6 +32,11 @@ pub struct Referenced {
 pub trait Lookup {
     /// The object of `kind` (`ConfigMap` or `Secret`) at namespace/name, if it exists.
     fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Referenced>;
+    /// Why the object may not be read by whoever asks (a tenant reaching outside its
+    /// namespace), if so; [`Lookup::get`] then answers `None`.
+    fn refused(&self, _kind: &str, _namespace: &str, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A ConfigMap or Secret the manager must write for one event.
@@ -152,6 +157,9 @@ fn cx_lookup(
     namespace: &str,
     name: &str,
 ) -> Option<Result<Referenced, String>> {
+    if let Some(reason) = cx.lookup.refused(kind, namespace, name) {
+        return Some(Err(reason));
+    }
     cx.lookup
         .get(kind, namespace, name)
         .map(|r| check_secret_type(r, kind, namespace, name))

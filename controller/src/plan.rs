@@ -12,14 +12,16 @@ use crate::identity::ClusterRef;
 use crate::instantiate::Lookup;
 use crate::profiles::{Desired, Inputs, UnitMemo, desired};
 use crate::render::{Render, render_field, template_name};
+use crate::tenancy::{TenantLookup, check_event_source, tenant_of};
 
 /// What the manager can read besides the trigger: clusters, EventSources, reports, and the
 /// referenced ConfigMaps/Secrets.
 pub trait World: Lookup {
     /// Every registered cluster.
     fn clusters(&self) -> Vec<Cluster>;
-    /// Whether the EventSource exists in the management cluster.
-    fn event_source_exists(&self, name: &str) -> bool;
+    /// The labels of the EventSource if it exists in the management cluster (and is not
+    /// being deleted).
+    fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>>;
     /// A number that changes whenever anything [`Lookup::get`] could return changes.
     fn lookup_epoch(&self) -> u64;
     /// The decoded events of the cluster's report for `event_source`, if there is a report;
@@ -128,13 +130,29 @@ fn plan_cluster(
     memo: &mut PlanMemo,
 ) -> Result<Desired, String> {
     let reference = &cluster.reference;
+    let source_labels = world.event_source_labels(event_source);
+    let tenant = tenant_of(trigger.metadata.labels.as_ref());
+    if let (Some(tenant), Some(labels)) = (&tenant, &source_labels) {
+        check_event_source(tenant, event_source, tenant_of(Some(labels)).as_ref())?;
+    }
     // A deleted EventSource withdraws what it produced (upstream leaves it behind).
-    let events = if world.event_source_exists(event_source) {
+    let events = if source_labels.is_some() {
         world
             .report(reference, event_source, &mut memo.documents)?
             .unwrap_or_default()
     } else {
         ReportEvents::default()
+    };
+    let restricted;
+    let lookup: &dyn Lookup = match &tenant {
+        Some(tenant) => {
+            restricted = TenantLookup {
+                inner: world,
+                tenant,
+            };
+            &restricted
+        }
+        None => world,
     };
     desired(
         &Inputs {
@@ -145,7 +163,7 @@ fn plan_cluster(
             lookup_epoch: world.lookup_epoch(),
         },
         render,
-        world,
+        lookup,
         &mut memo.units,
     )
 }
@@ -166,6 +184,8 @@ mod tests {
         sources: Vec<&'static str>,
         reports: BTreeMap<(String, String), ReportEvents>,
         broken: Option<String>,
+        /// Labels every EventSource carries.
+        source_labels: BTreeMap<String, String>,
     }
 
     impl Lookup for Fixture {
@@ -183,8 +203,10 @@ mod tests {
         fn clusters(&self) -> Vec<Cluster> {
             self.clusters.clone()
         }
-        fn event_source_exists(&self, name: &str) -> bool {
-            self.sources.contains(&name)
+        fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+            self.sources
+                .contains(&name)
+                .then(|| self.source_labels.clone())
         }
         fn lookup_epoch(&self) -> u64 {
             0
@@ -258,7 +280,72 @@ mod tests {
                 (("c3".into(), "es".into()), events(&["d"])),
             ]),
             broken: None,
+            source_labels: BTreeMap::new(),
         }
+    }
+
+    fn tenant_labels(namespace: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (
+                api::labels::SERVICE_ACCOUNT_NAMESPACE_LABEL.to_owned(),
+                namespace.to_owned(),
+            ),
+            (
+                api::labels::SERVICE_ACCOUNT_NAME_LABEL.to_owned(),
+                "ops".to_owned(),
+            ),
+        ])
+    }
+
+    #[test]
+    fn a_tenant_trigger_acts_only_within_its_namespace() {
+        let mut tenant_trigger = trigger();
+        tenant_trigger.metadata.labels = Some(tenant_labels("default"));
+        let mut world = fixture();
+        // An admin's EventSource is not the tenant's to use.
+        let plan_of = |trigger: &EventTrigger, world: &Fixture| {
+            plan(trigger, world, &NameOnly, &mut PlanMemo::default()).unwrap()
+        };
+        let refused = plan_of(&tenant_trigger, &world);
+        assert!(refused.desired.profiles.is_empty());
+        assert_eq!(refused.failures.len(), 2);
+        assert!(
+            refused
+                .failures
+                .values()
+                .all(|r| r.contains("not labelled for tenant default/ops"))
+        );
+        // Its own EventSource and a ConfigMap of its own namespace are.
+        world.source_labels = tenant_labels("default");
+        let allowed = plan_of(&tenant_trigger, &world);
+        assert!(allowed.failures.is_empty(), "{:?}", allowed.failures);
+        assert_eq!(allowed.desired.profiles.len(), 3);
+        // A ConfigMap of another namespace is not.
+        tenant_trigger.spec.policy_refs[0].namespace = "kube-system".into();
+        let refused = plan_of(&tenant_trigger, &world);
+        assert!(refused.desired.profiles.is_empty());
+        let reason = refused.failures.values().next().unwrap();
+        assert!(
+            reason.contains("ConfigMap kube-system/policy is outside it"),
+            "{reason}"
+        );
+        // So is a templateResourceRef there (the deployer would hand it to getResource).
+        tenant_trigger.spec.policy_refs[0].namespace = "default".into();
+        tenant_trigger.spec.template_resource_refs = vec![serde_json::from_value(json!({
+            "resource": {"apiVersion": "v1", "kind": "Secret", "namespace": "kube-system", "name": "token"},
+            "identifier": "Token"
+        }))
+        .unwrap()];
+        let refused = plan_of(&tenant_trigger, &world);
+        let reason = refused.failures.values().next().unwrap();
+        assert!(
+            reason.contains("Secret kube-system/token is outside it"),
+            "{reason}"
+        );
+        // An admin's trigger is not restricted.
+        let mut admin = trigger();
+        admin.spec.policy_refs[0].namespace = "kube-system".into();
+        assert_eq!(plan_of(&admin, &fixture()).desired.profiles.len(), 3);
     }
 
     #[test]

@@ -313,6 +313,16 @@ impl Unit<'_> {
         if let Some(namespace) = &reference.resource.namespace {
             out.resource.namespace = Some(self.text("templateResourceRefs namespace", namespace)?);
         }
+        // An empty namespace is the cluster's, as the deployer reads it.
+        let namespace = match out.resource.namespace.as_deref() {
+            Some(namespace) if !namespace.is_empty() => namespace,
+            _ => self.inputs.cluster.reference.namespace.as_str(),
+        };
+        let kind = out.resource.kind.as_deref().unwrap_or_default();
+        let name = out.resource.name.as_deref().unwrap_or_default();
+        if let Some(reason) = self.lookup.refused(kind, namespace, name) {
+            return Err(reason);
+        }
         Ok(out)
     }
 
@@ -328,6 +338,9 @@ impl Unit<'_> {
                 } else {
                     namespace.clone()
                 };
+                if let Some(reason) = self.lookup.refused(&v.kind, &lookup_namespace, &name) {
+                    return Err(reason);
+                }
                 if self.lookup.get(&v.kind, &lookup_namespace, &name).is_none() {
                     return Ok(v.clone());
                 }
@@ -405,6 +418,9 @@ impl Unit<'_> {
             ns => ns,
         };
         let name = self.text("generator name", &generator.name)?;
+        if let Some(reason) = self.lookup.refused(kind, &namespace, &name) {
+            return Err(reason);
+        }
         let Some(source) = self.lookup.get(kind, &namespace, &name) else {
             return if generator.optional {
                 Ok(None)

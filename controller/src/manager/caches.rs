@@ -151,10 +151,13 @@ impl World for Caches {
         self.lookup_epoch.load(Ordering::Acquire)
     }
 
-    fn event_source_exists(&self, name: &str) -> bool {
-        self.sources
-            .get(&ObjectRef::new(name))
-            .is_some_and(|s| s.metadata.deletion_timestamp.is_none())
+    fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        let source = self.sources.get(&ObjectRef::new(name))?;
+        source
+            .metadata
+            .deletion_timestamp
+            .is_none()
+            .then(|| source.metadata.labels.clone().unwrap_or_default())
     }
 
     fn report(
