@@ -93,6 +93,8 @@ struct State {
     history: VecDeque<Arc<Event>>,
     /// Sum of the watch-frame lengths of `history`.
     history_bytes: usize,
+    /// Cluster IPs and node ports of Services.
+    allocator: defaults::Allocator,
 }
 
 /// Options common to writes.
@@ -249,6 +251,7 @@ impl Store {
                 objects: HashMap::new(),
                 history: VecDeque::with_capacity(HISTORY),
                 history_bytes: 0,
+                allocator: defaults::Allocator::default(),
             }),
             tx,
             converter: RwLock::new(None),
@@ -503,6 +506,7 @@ impl Store {
             }
         }
         defaults::apply(info, &mut obj);
+        st.allocator.allocate(info, &mut obj);
         if info.plural == "namespaces" && info.group.is_empty() {
             meta::metadata_mut(&mut obj)
                 .entry("labels")
@@ -916,6 +920,7 @@ fn prepare_update(
         md.remove("selfLink");
     }
     defaults::apply(info, &mut new);
+    defaults::keep_allocated(info, old, &mut new).map_err(Error::Invalid)?;
     if info.generation && spec_differs(old, &new) {
         let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
         new["metadata"]["generation"] = json!(g + 1);
