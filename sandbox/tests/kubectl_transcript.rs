@@ -32,6 +32,9 @@ async fn kubectl(dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, Strin
 const DEPLOY_V1: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:1'}, {name: c2, image: busybox}]\n";
 const DEPLOY_V2: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:2'}]\n";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, labels: {app: demo, team: a}}\ndata: {a: '1'}\n";
+const SVC: &str = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  type: NodePort\n  selector: {app: web}\n  ports: [{port: 80}]\n";
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n    additionalPrinterColumns:\n    - {name: Size, type: integer, jsonPath: .spec.size}\n    - {name: Colour, type: string, jsonPath: .spec.colour}\n";
+const WIDGET: &str = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: big}\nspec: {size: 42, colour: teal}\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_commands_work() {
@@ -47,6 +50,38 @@ async fn kubectl_commands_work() {
     let steps: Vec<(Vec<&str>, Option<&str>, bool, &str)> = vec![
         (vec!["version"], None, true, "Server Version: v1.32"),
         (vec!["get", "ns"], None, true, "kube-system"),
+        // Server-side printing (Table): the columns kubectl shows come from the server.
+        (vec!["get", "ns", "default"], None, true, "Active"),
+        (
+            vec!["create", "-f", "-"],
+            Some(SVC),
+            true,
+            "service/web created",
+        ),
+        (vec!["get", "svc", "web"], None, true, "10.96.0."),
+        (vec!["get", "svc", "web"], None, true, "80:30000/TCP"),
+        (
+            vec![
+                "patch",
+                "svc",
+                "web",
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"clusterIP":"10.96.5.5"}}"#,
+            ],
+            None,
+            false,
+            r#"The Service "web" is invalid: spec.clusterIPs[0]: Invalid value"#,
+        ),
+        (vec!["apply", "-f", "-"], Some(WIDGET_CRD), true, "created"),
+        (
+            vec!["apply", "-f", "-"],
+            Some(WIDGET),
+            true,
+            "widget.example.com/big created",
+        ),
+        (vec!["get", "widgets"], None, true, "COLOUR"),
+        (vec!["get", "widgets"], None, true, "teal"),
         (
             vec!["create", "-f", "-"],
             Some(CM),

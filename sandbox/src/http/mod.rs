@@ -4,6 +4,7 @@ pub mod discovery;
 pub mod openapi;
 pub mod resources;
 pub mod response;
+pub mod table;
 pub mod watch;
 
 use crate::error::Error;

@@ -1,6 +1,6 @@
 //! Resource endpoints: list, get, create, update, patch, delete (+ `/status`, `/scale`).
 
-use super::{Req, response, watch};
+use super::{Req, response, table, watch};
 use crate::error::{Error, Result};
 use crate::meta::meta_str;
 use crate::patch::{self, PatchType};
@@ -103,7 +103,7 @@ pub async fn handle(
         (&Method::GET, Some(_)) if is_watch => Err(Error::MethodNotAllowed(
             "watch of a single object: use a fieldSelector".into(),
         )),
-        (&Method::GET, Some(n)) => get(store, &target, n),
+        (&Method::GET, Some(n)) => get(store, req, &target, n),
         (&Method::POST, None) => create(store, req, &target),
         (&Method::PUT, Some(n)) => update(store, req, &target, n),
         (&Method::PATCH, Some(n)) => patch_object(store, req, &target, n),
@@ -117,15 +117,30 @@ pub async fn handle(
         Ok(r) => r,
         Err(e) => {
             let d = match &e {
-                Error::NotFound(_)
-                | Error::AlreadyExists(_)
-                | Error::Conflict { .. }
-                | Error::Invalid(_) => details(&target),
+                Error::NotFound(_) | Error::AlreadyExists(_) | Error::Conflict { .. } => {
+                    details(&target)
+                }
+                Error::Invalid(message) => invalid_details(&target, message),
                 _ => None,
             };
             response::error(&e, d)
         }
     }
+}
+
+/// Details of a 422 as kube-apiserver gives them: the Kind (not the resource) and the field
+/// error as a cause, which kubectl prints as `The Kind "name" is invalid: field: message`.
+fn invalid_details(t: &Target<'_>, message: &str) -> Option<Value> {
+    let name = t.name?;
+    let mut details = json!({"name": name, "group": t.info.group, "kind": t.info.kind});
+    let cause = message
+        .split_once(" is invalid: ")
+        .and_then(|(_, rest)| rest.split_once(": "));
+    if let Some((field, text)) = cause {
+        details["causes"] =
+            json!([{"reason": "FieldValueInvalid", "message": text, "field": field}]);
+    }
+    Some(details)
 }
 
 /// kubectl `auth can-i` and controllers: every access is allowed.
@@ -159,6 +174,22 @@ fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
             .map(str::to_owned),
     };
     let page = store.list(&t.info, t.namespace, &q)?;
+    if table::wanted(req) {
+        let objects = page
+            .items
+            .iter()
+            .map(|item| store.to_version(&t.info, item))
+            .collect::<Result<Vec<Value>>>()?;
+        let rv = page.resource_version.to_string();
+        let body = table::table(
+            &t.info,
+            &objects,
+            &rv,
+            page.continue_token.as_deref(),
+            req.q("includeObject"),
+        );
+        return Ok(response::json(200, &body));
+    }
     let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
     if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
@@ -198,12 +229,27 @@ fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     Ok(resp)
 }
 
-fn get(store: &Store, t: &Target<'_>, name: &str) -> Result<Response> {
+fn get(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
     let obj = store.get(&t.info, ns_of(t), name)?;
     if t.sub == "scale" {
         return Ok(response::json(200, &scale_of(&t.info, &obj)));
     }
-    Ok(response::json(200, &store.to_version(&t.info, &obj)?))
+    let obj = store.to_version(&t.info, &obj)?;
+    if t.sub.is_empty() && table::wanted(req) {
+        let rv = obj["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let body = table::table(
+            &t.info,
+            std::slice::from_ref(&obj),
+            &rv,
+            None,
+            req.q("includeObject"),
+        );
+        return Ok(response::json(200, &body));
+    }
+    Ok(response::json(200, &obj))
 }
 
 fn scale_of(info: &ResourceInfo, obj: &Value) -> Value {
