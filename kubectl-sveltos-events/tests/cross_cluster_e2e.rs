@@ -5,26 +5,14 @@
 
 mod common;
 
-use common::{eventually, example, items, kubectl, start};
+use common::{apply_example, eventually, items, kubectl, start};
 
 #[test]
 fn a_load_balancer_in_one_cluster_is_reachable_by_name_in_another() {
     let sandbox = start(2);
     let dir = sandbox.dir.clone();
-    kubectl(
-        &dir,
-        "mgmt",
-        &["apply", "-f", &example("cross-cluster", "")],
-    );
-    kubectl(
-        &dir,
-        "cluster-2",
-        &[
-            "apply",
-            "-f",
-            &example("cross-cluster", "managed/service.yaml"),
-        ],
-    );
+    apply_example(&dir, "mgmt", "cross-cluster", "");
+    apply_example(&dir, "cluster-2", "cross-cluster", "managed/service.yaml");
     // Not an event until the load balancer has an address.
     kubectl(
         &dir,

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{eventually, example, items, kubectl, start};
+use common::{apply_example, eventually, items, kubectl, start};
 
 const SUMMARY_NAMESPACE: &str = "default";
 
@@ -14,16 +14,8 @@ const SUMMARY_NAMESPACE: &str = "default";
 fn a_port_80_service_gets_an_http_route_once_its_kind_exists() {
     let sandbox = start(1);
     let dir = sandbox.dir.clone();
-    kubectl(&dir, "mgmt", &["apply", "-f", &example("http-route", "")]);
-    kubectl(
-        &dir,
-        "cluster-1",
-        &[
-            "apply",
-            "-f",
-            &example("http-route", "managed/services.yaml"),
-        ],
-    );
+    apply_example(&dir, "mgmt", "http-route", "");
+    apply_example(&dir, "cluster-1", "http-route", "managed/services.yaml");
 
     // The event is there, but cluster-1 has no HTTPRoute kind yet: a failure in words.
     let failure = eventually("a ClusterSummary naming the missing kind", || {
@@ -38,14 +30,11 @@ fn a_port_80_service_gets_an_http_route_once_its_kind_exists() {
     });
     assert!(failure.contains("gateway.networking.k8s.io"), "{failure}");
 
-    kubectl(
+    apply_example(
         &dir,
         "cluster-1",
-        &[
-            "apply",
-            "-f",
-            &example("http-route", "managed/gateway-api-crd.yaml"),
-        ],
+        "http-route",
+        "managed/gateway-api-crd.yaml",
     );
     let route = eventually("the HTTPRoute for web", || {
         items(&dir, "cluster-1", &["get", "httproutes", "-n", "eng"]).pop()

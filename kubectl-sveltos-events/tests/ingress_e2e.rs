@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{eventually, example, items, kubectl, start};
+use common::{apply_example, eventually, items, kubectl, profiles_of, start};
 use serde_json::Value;
 
 fn paths(ingress: &Value) -> Vec<(String, i64)> {
@@ -26,12 +26,8 @@ fn paths(ingress: &Value) -> Vec<(String, i64)> {
 fn one_ingress_routes_every_https_service_and_follows_them() {
     let sandbox = start(1);
     let dir = sandbox.dir.clone();
-    kubectl(&dir, "mgmt", &["apply", "-f", &example("ingress", "")]);
-    kubectl(
-        &dir,
-        "cluster-1",
-        &["apply", "-f", &example("ingress", "managed/services.yaml")],
-    );
+    apply_example(&dir, "mgmt", "ingress", "");
+    apply_example(&dir, "cluster-1", "ingress", "managed/services.yaml");
 
     let ingress = eventually("the Ingress with both https Services", || {
         let ingress = items(&dir, "cluster-1", &["get", "ingresses", "-n", "default"]).pop()?;
@@ -50,16 +46,7 @@ fn one_ingress_routes_every_https_service_and_follows_them() {
     );
     assert_eq!(ingress["spec"]["ingressClassName"], "http-ingress");
     // One event for all Services: one ClusterProfile.
-    let profiles = items(
-        &dir,
-        "mgmt",
-        &[
-            "get",
-            "clusterprofiles",
-            "-l",
-            "eventtrigger.lib.projectsveltos.io/eventtriggername=ingress-configuration",
-        ],
-    );
+    let profiles = profiles_of(&dir, "ingress-configuration");
     assert_eq!(profiles.len(), 1);
 
     // One https Service goes: the Ingress is rendered again without it.

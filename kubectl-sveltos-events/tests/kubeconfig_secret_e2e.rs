@@ -11,7 +11,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use common::{eventually, example, items, kubectl, start};
+use common::{apply_example, eventually, items, kubectl, profiles_of, start};
 use serde_json::Value;
 
 const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.sandbox-federation-token";
@@ -53,19 +53,12 @@ fn token_of(config: &Value) -> &str {
 fn a_token_in_one_cluster_becomes_a_kubeconfig_secret_in_another() {
     let sandbox = start(2);
     let dir = sandbox.dir.clone();
-    kubectl(
-        &dir,
-        "mgmt",
-        &["apply", "-f", &example("kubeconfig-secret", "")],
-    );
-    kubectl(
+    apply_example(&dir, "mgmt", "kubeconfig-secret", "");
+    apply_example(
         &dir,
         "cluster-1",
-        &[
-            "apply",
-            "-f",
-            &example("kubeconfig-secret", "managed/token-secret.yaml"),
-        ],
+        "kubeconfig-secret",
+        "managed/token-secret.yaml",
     );
 
     let config = eventually("the kubeconfig Secret in cluster-2", || {
@@ -160,16 +153,7 @@ fn a_token_in_one_cluster_becomes_a_kubeconfig_secret_in_another() {
             &["get", "secrets", "-n", "calico-system"],
         );
         let generated = items(&dir, "mgmt", &["get", "configmaps", "-n", "projectsveltos"]);
-        let profiles = items(
-            &dir,
-            "mgmt",
-            &[
-                "get",
-                "clusterprofiles",
-                "-l",
-                "eventtrigger.lib.projectsveltos.io/eventtriggername=tigera-federation-service-cluster-a",
-            ],
-        );
+        let profiles = profiles_of(&dir, "tigera-federation-service-cluster-a");
         let companion_left = items(&dir, "mgmt", &["get", "secrets", "-n", "default"])
             .iter()
             .any(|s| s["metadata"]["name"] == companion.as_str());

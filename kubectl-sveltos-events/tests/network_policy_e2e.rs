@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{eventually, example, items, kubectl, start};
+use common::{apply_example, eventually, items, kubectl, start};
 
 const TRIGGER_LABEL: &str =
     "eventtrigger.lib.projectsveltos.io/eventtriggername=service-network-policy";
@@ -26,20 +26,8 @@ fn a_labelled_service_becomes_a_cluster_profile_and_an_instantiated_network_poli
     });
     assert_eq!(ready["metadata"]["labels"]["env"], "fv");
 
-    kubectl(
-        &dir,
-        "mgmt",
-        &["apply", "-f", &example("network-policy", "")],
-    );
-    kubectl(
-        &dir,
-        "cluster-1",
-        &[
-            "apply",
-            "-f",
-            &example("network-policy", "managed/service.yaml"),
-        ],
-    );
+    apply_example(&dir, "mgmt", "network-policy", "");
+    apply_example(&dir, "cluster-1", "network-policy", "managed/service.yaml");
 
     // The agent reports the Service in the management cluster.
     let report = eventually("EventReport", || {

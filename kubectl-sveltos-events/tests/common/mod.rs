@@ -86,3 +86,14 @@ pub fn example(scenario: &str, path: &str) -> String {
         .display()
         .to_string()
 }
+
+/// `kubectl apply -f` of a file (or, with `""`, the top folder) of an example, in `cluster`.
+pub fn apply_example(dir: &Path, cluster: &str, scenario: &str, path: &str) {
+    kubectl(dir, cluster, &["apply", "-f", &example(scenario, path)]);
+}
+
+/// The ClusterProfiles EventTrigger `trigger` generated.
+pub fn profiles_of(dir: &Path, trigger: &str) -> Vec<Value> {
+    let selector = format!("eventtrigger.lib.projectsveltos.io/eventtriggername={trigger}");
+    items(dir, "mgmt", &["get", "clusterprofiles", "-l", &selector])
+}
