@@ -394,15 +394,26 @@ impl ClusterAgent {
                     let publication = report::publication(cluster, &source, &evaluation.matching);
                     if state.written.as_ref() != Some(&publication) {
                         let previous = state.written.as_ref();
-                        if let Err(error) =
-                            report::write(&self.destination, &publication, previous).await
+                        let recorded = match report::write(
+                            &self.destination,
+                            &publication,
+                            previous,
+                        )
+                        .await
                         {
-                            metrics.report_written(false);
-                            tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
-                            dirty.insert(name.clone());
-                            continue;
-                        }
+                            Ok(recorded) => recorded,
+                            Err(error) => {
+                                metrics.report_written(false);
+                                tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
+                                dirty.insert(name.clone());
+                                continue;
+                            }
+                        };
                         metrics.report_written(true);
+                        // The write tells what the status says: no extra write to learn it.
+                        if state.recorded == Recorded::Unknown {
+                            state.recorded = recorded.map_or(Recorded::Clear, Recorded::Failed);
+                        }
                         tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
                         state.written = Some(publication);
                     }

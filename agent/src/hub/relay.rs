@@ -277,7 +277,7 @@ async fn relay_reports(
             continue;
         }
         match report::write(hub, &publication, previous).await {
-            Ok(()) => {
+            Ok(_) => {
                 relayed.reports.insert(name.clone(), publication);
             }
             Err(error) => {

@@ -185,11 +185,12 @@ pub fn name_cluster(spec: &mut EventReportSpec, cluster: Option<&ClusterId>) {
 /// Writes (server-side apply) `publication`: its companion Secret first, so the report never
 /// names data the manager cannot find, then the report. `previous` is what this process wrote
 /// last (`None`: nothing yet); a companion no longer needed is deleted after the report.
+/// Returns the `status.agentFailureMessage` the written report carries.
 pub async fn write(
     destination: &Destination,
     publication: &Publication,
     previous: Option<&Publication>,
-) -> kube::Result<()> {
+) -> kube::Result<Option<String>> {
     let spec = &publication.spec;
     let name = destination.report_name(&spec.event_source_name);
     let namespace = destination.namespace();
@@ -248,11 +249,11 @@ pub async fn write(
     let mut body = serde_json::to_value(&report).map_err(kube::Error::SerdeError)?;
     typed(&mut body, "lib.projectsveltos.io/v1beta1", "EventReport");
     let api: Api<EventReport> = Api::namespaced(client.clone(), namespace);
-    api.patch(&name, &params, &Patch::Apply(&body)).await?;
+    let written = api.patch(&name, &params, &Patch::Apply(&body)).await?;
     if digest.is_none() && previous.is_none_or(|p| !p.sealed.is_empty()) {
         delete_companion(client, namespace, &name).await?;
     }
-    Ok(())
+    Ok(written.status.and_then(|s| s.agent_failure_message))
 }
 
 /// Records in the report's status why `source` could not be evaluated for `cluster` (`None`
