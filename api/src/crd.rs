@@ -27,6 +27,7 @@ pub fn all() -> Result<Vec<CustomResourceDefinition>> {
         decorate(v1beta1::SveltosCluster::crd(), &["svcl"], &[]),
         decorate(v1beta1::ClusterProfile::crd(), &["cprof"], &[]),
         decorate(v1beta1::ClusterSummary::crd(), &["csum"], &[]),
+        decorate(v1beta1::ClusterReport::crd(), &["creport"], &[]),
     ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(crds)

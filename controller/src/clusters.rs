@@ -1,5 +1,6 @@
 //! Which registered clusters a selector picks: SveltosClusters and Cluster API Clusters that
-//! are ready, not paused and not being deleted, in this manager's shard. Unlike a plain label
+//! are ready and not being deleted, in this manager's shard. A paused cluster is picked (what
+//! was made for it stays) but neither deployed to nor collected from. Unlike a plain label
 //! selector, an empty cluster selector picks no cluster (Sveltos' rule).
 
 use std::collections::BTreeMap;
@@ -19,8 +20,10 @@ pub struct Cluster {
     pub reference: ClusterRef,
     /// Its labels.
     pub labels: BTreeMap<String, String>,
-    /// Ready, not paused, not being deleted.
+    /// Ready and not being deleted.
     pub selectable: bool,
+    /// `spec.paused` (or Cluster API's paused annotation): keep its state, change nothing.
+    pub paused: bool,
     /// Value of `sharding.projectsveltos.io/key` ("" when absent).
     pub shard: String,
     /// The object as templates see it in `.Cluster` (apiVersion and kind set).
@@ -44,6 +47,7 @@ impl Cluster {
             },
             labels: cluster.metadata.labels.clone().unwrap_or_default(),
             selectable: cluster.is_selectable(),
+            paused: cluster.spec.paused,
             shard: annotation(&cluster.metadata.annotations, SHARD_ANNOTATION),
             object,
         })
@@ -88,7 +92,8 @@ impl Cluster {
                 cluster_type: ClusterType::Capi,
             },
             labels,
-            selectable: control_plane_ready && !paused && !deleting,
+            selectable: control_plane_ready && !deleting,
+            paused,
             shard: annotations
                 .get(SHARD_ANNOTATION)
                 .cloned()
@@ -186,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    fn capi_clusters_need_an_initialized_control_plane_and_no_pause() {
+    fn capi_clusters_need_an_initialized_control_plane() {
         let capi = |status: Value, paused: bool| {
             Cluster::from_capi(&json!({
                 "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
@@ -214,13 +219,12 @@ mod tests {
             )
             .selectable
         );
-        assert!(
-            !capi(
-                json!({"initialization": {"controlPlaneInitialized": true}}),
-                true
-            )
-            .selectable
+        let paused = capi(
+            json!({"initialization": {"controlPlaneInitialized": true}}),
+            true,
         );
+        assert!(paused.selectable && paused.paused);
+        assert!(!ready.paused);
     }
 
     #[test]

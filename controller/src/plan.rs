@@ -60,10 +60,16 @@ pub struct Plan {
     pub desired: Desired,
     /// Clusters whose pass failed, with the reason; their existing objects stay as they are.
     pub failures: BTreeMap<ClusterRef, String>,
+    /// Paused clusters, with the reason: their existing objects stay as they are, and nothing
+    /// is retried until the cluster changes.
+    pub held: BTreeMap<ClusterRef, String>,
     /// The EventSource (name rendered for the cluster) the agent must evaluate in each
     /// matching cluster whose name rendered.
     pub sources: BTreeMap<ClusterRef, String>,
 }
+
+/// Status message of a paused source cluster (Sveltos' words).
+pub const PAUSED: &str = "cannot proceed deploying. Either cluster is paused or not ready.";
 
 /// Plans `trigger` against `world`, reusing the units `memo` kept from the trigger's previous
 /// plan when their inputs are unchanged. A bad selector fails the whole trigger.
@@ -89,6 +95,11 @@ pub fn plan(
         };
         plan.sources
             .insert(cluster.reference.clone(), event_source.clone());
+        if cluster.paused {
+            plan.held
+                .insert(cluster.reference.clone(), PAUSED.to_owned());
+            continue;
+        }
         match plan_cluster(trigger, cluster, &event_source, world, render, memo) {
             Ok(desired) => {
                 plan.desired.profiles.extend(desired.profiles);
@@ -377,6 +388,32 @@ mod tests {
         let (failed, reason) = plan.failures.iter().next().unwrap();
         assert_eq!(failed.name, "c1");
         assert!(reason.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn a_paused_cluster_keeps_matching_and_is_held_as_it_is() {
+        let mut world = fixture();
+        world.clusters[0].paused = true;
+        let plan = plan(&trigger(), &world, &NameOnly, &mut PlanMemo::default()).unwrap();
+        assert_eq!(plan.matching.len(), 2, "a paused cluster still matches");
+        assert!(plan.failures.is_empty());
+        assert_eq!(
+            plan.held
+                .keys()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            ["c1"]
+        );
+        // Only c2's profile is planned; c1's existing ones are left alone, not withdrawn.
+        assert_eq!(plan.desired.profiles.len(), 1);
+        assert!(plan.sources.contains_key(&world.clusters[0].reference));
+        let status = crate::manager::status_of(&plan, None);
+        let held = &status.cluster_info[0];
+        assert_eq!(
+            held.status,
+            Some(api::v1beta1::SveltosFeatureStatus::Provisioning)
+        );
+        assert_eq!(held.failure_message.as_deref(), Some(PAUSED));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod addons;
 mod cluster_profile;
+mod cluster_report;
 mod cluster_summary;
 mod event_report;
 mod event_source;
@@ -10,6 +11,7 @@ mod sveltos_cluster;
 
 pub use addons::*;
 pub use cluster_profile::*;
+pub use cluster_report::*;
 pub use cluster_summary::*;
 pub use event_report::*;
 pub use event_source::*;

@@ -257,11 +257,10 @@ pub struct AzureWorkloadIdentityConfig {
 }
 
 impl SveltosCluster {
-    /// Ready, not paused and not being deleted: the only clusters selectors may match.
+    /// Ready and not being deleted: the only clusters selectors may match. A paused cluster
+    /// still matches (its profiles stay) but nothing is deployed to or collected from it.
     pub fn is_selectable(&self) -> bool {
-        self.metadata.deletion_timestamp.is_none()
-            && !self.spec.paused
-            && self.status.as_ref().is_some_and(|s| s.ready)
+        self.metadata.deletion_timestamp.is_none() && self.status.as_ref().is_some_and(|s| s.ready)
     }
 
     /// The kubeconfig in this cluster's Secret `data`: key `kubeconfigKeyName` when set, else
@@ -319,6 +318,8 @@ mod tests {
         assert_eq!(cluster.kubeconfig_secret_name(), "c1-sveltos-kubeconfig");
         assert!(cluster.is_selectable());
         cluster.spec.paused = true;
+        assert!(cluster.is_selectable(), "a paused cluster keeps matching");
+        cluster.status = None;
         assert!(!cluster.is_selectable());
     }
 }

@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use api::labels::{CLUSTER_PROFILE_SECRET_TYPE, TEMPLATE_ANNOTATION};
+use api::labels::{CLUSTER_PROFILE_SECRET_TYPE, HASH_ANNOTATION, TEMPLATE_ANNOTATION};
 use api::v1beta1::{
-    ClusterProfileSpec, DeploymentType, PolicyRef, StopMatchingBehavior, TemplateResourceRef,
+    ClusterProfileSpec, DeploymentType, PolicyRef, ReportedResource, ResourceReport,
+    StopMatchingBehavior, SyncMode, TemplateResourceRef,
 };
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{
@@ -19,7 +20,7 @@ use serde_json::{Value, json};
 use crate::clusters::Cluster;
 use crate::deployer::Caches;
 use crate::deployer::documents::objects;
-use crate::deployer::metadata::{Owner, Reference, conflict, decorate, deployed_by, strip};
+use crate::deployer::metadata::{Owner, Reference, conflict, decorate, deployed_by, hash, strip};
 use crate::deployer::targets::{Target, Targets};
 use crate::engine::{GoTemplates, render_addon};
 use crate::event_data::cluster_only_data;
@@ -47,6 +48,54 @@ pub struct Outcome {
     pub gvks: Vec<String>,
     /// Why the pass failed, if it did.
     pub failure: Option<String>,
+    /// `syncMode: DryRun`: what a deployment would do to each object (nothing was changed).
+    pub dry_run: Option<Vec<ResourceReport>>,
+}
+
+/// Why one object could not be applied.
+enum ApplyError {
+    /// Another profile owns it (and this one's tier does not win).
+    Conflict(String),
+    /// Anything else.
+    Failed(String),
+}
+
+impl From<String> for ApplyError {
+    fn from(reason: String) -> Self {
+        ApplyError::Failed(reason)
+    }
+}
+
+/// One applied (or, in a dry run, examined) object.
+struct Applied {
+    key: Key,
+    action: &'static str,
+    message: String,
+}
+
+/// Sveltos' names of what a deployment does to an object.
+mod action {
+    pub const NONE: &str = "No Action";
+    pub const CREATE: &str = "Create";
+    pub const UPDATE: &str = "Update";
+    pub const DELETE: &str = "Delete";
+    pub const CONFLICT: &str = "Conflict";
+    pub const ERROR: &str = "Error";
+}
+
+fn report(key: &Key, action: &str, message: String) -> ResourceReport {
+    let gvk = parse_gvk(&key.1).unwrap_or_else(|| GroupVersionKind::gvk("", "", &key.1));
+    ResourceReport {
+        resource: ReportedResource {
+            name: key.3.clone(),
+            namespace: key.2.clone(),
+            group: gvk.group,
+            kind: gvk.kind,
+            version: gvk.version,
+        },
+        action: action.to_owned(),
+        message,
+    }
 }
 
 /// `Kind.version.group`, the form ClusterSummaries record deployed kinds in.
@@ -237,13 +286,15 @@ impl Deployer<'_> {
         Ok(out)
     }
 
-    /// Applies one manifest; returns its key.
+    /// Applies one manifest (in a dry run: validates it on the server and says what applying
+    /// would do).
     async fn apply(
         &mut self,
         manifest: Manifest,
         owner: &Owner,
-        namespaces: &mut BTreeSet<(Target, String)>,
-    ) -> Result<(Key, String), String> {
+        namespaces: &mut BTreeMap<(Target, String), bool>,
+        dry_run: bool,
+    ) -> Result<Applied, ApplyError> {
         let Manifest {
             target,
             reference,
@@ -273,11 +324,24 @@ impl Deployer<'_> {
                 metadata.remove("namespace");
             }
         }
-        if served.namespaced
-            && !skip_namespace_creation
-            && namespaces.insert((target.clone(), namespace.clone()))
-        {
-            ensure_namespace(&client, &namespace).await?;
+        let key = (
+            target.clone(),
+            gvk_string(&gvk),
+            namespace.clone(),
+            name.clone(),
+        );
+        // Whether the object's namespace exists (or was just created); a dry run creates none.
+        let mut namespace_exists = true;
+        if served.namespaced && !skip_namespace_creation {
+            let place = (target.clone(), namespace.clone());
+            namespace_exists = match namespaces.get(&place) {
+                Some(exists) => *exists,
+                None => {
+                    let exists = ensure_namespace(&client, &namespace, dry_run).await?;
+                    namespaces.insert(place, exists);
+                    exists
+                }
+            };
         }
         let api: Api<DynamicObject> = if served.namespaced {
             Api::namespaced_with(client, &namespace, &served.resource)
@@ -285,21 +349,59 @@ impl Deployer<'_> {
             Api::all_with(client, &served.resource)
         };
         let failed = |e: kube::Error| format!("{described}: {e}");
-        if let Some(existing) = api.get_opt(&name).await.map_err(failed)? {
-            let existing = serde_json::to_value(existing).map_err(|e| e.to_string())?;
-            if let Some(reason) = conflict(&existing, owner) {
-                return Err(format!("conflict on {described}: {reason}"));
+        let existing = if namespace_exists {
+            match api.get_opt(&name).await.map_err(failed)? {
+                Some(existing) => Some(serde_json::to_value(existing).map_err(|e| e.to_string())?),
+                None => None,
             }
+        } else {
+            None
+        };
+        if let Some(reason) = existing.as_ref().and_then(|e| conflict(e, owner)) {
+            let reason = format!("conflict on {described}: {reason}");
+            if dry_run {
+                return Ok(Applied {
+                    key,
+                    action: action::CONFLICT,
+                    message: reason,
+                });
+            }
+            return Err(ApplyError::Conflict(reason));
         }
         decorate(&mut object, owner, &reference);
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        api.patch(&name, &params, &Patch::Apply(&object))
-            .await
-            .map_err(failed)?;
-        Ok((
-            (target, gvk_string(&gvk), namespace, name),
-            gvk_string(&gvk),
-        ))
+        let mut params = PatchParams::apply(FIELD_MANAGER).force();
+        params.dry_run = dry_run;
+        let action = match &existing {
+            None => action::CREATE,
+            Some(existing)
+                if existing
+                    .pointer("/metadata/annotations")
+                    .and_then(|a| a.get(HASH_ANNOTATION))
+                    .and_then(Value::as_str)
+                    == Some(hash(&object).as_str()) =>
+            {
+                action::NONE
+            }
+            Some(_) => action::UPDATE,
+        };
+        // A dry run into a namespace that does not exist yet has nothing to validate against.
+        if namespace_exists
+            && let Err(error) = api.patch(&name, &params, &Patch::Apply(&object)).await
+        {
+            if dry_run {
+                return Ok(Applied {
+                    key,
+                    action: action::ERROR,
+                    message: failed(error),
+                });
+            }
+            return Err(ApplyError::Failed(failed(error)));
+        }
+        Ok(Applied {
+            key,
+            action,
+            message: String::new(),
+        })
     }
 
     async fn client(&mut self, target: &Target) -> Result<Client, String> {
@@ -308,8 +410,9 @@ impl Deployer<'_> {
             .await
     }
 
-    /// Deploys `spec` of profile `profile` into `cluster`; `previous` is the record of the
-    /// last pass (kinds deployed, and the profile spec then).
+    /// Deploys `spec` of profile `profile` into `cluster` (with `syncMode: DryRun`, only
+    /// reports what deploying would do); `previous` is the record of the last pass (kinds
+    /// deployed, and the profile spec then).
     pub async fn deploy(
         &mut self,
         profile: &str,
@@ -317,6 +420,7 @@ impl Deployer<'_> {
         cluster: &Cluster,
         previous: Option<(&[String], &ClusterProfileSpec)>,
     ) -> Outcome {
+        let dry_run = spec.sync_mode == SyncMode::DryRun;
         let owner = Owner {
             profile: profile.to_owned(),
             tier: spec.tier,
@@ -325,30 +429,41 @@ impl Deployer<'_> {
             extra_labels: spec.extra_labels.clone(),
             extra_annotations: spec.extra_annotations.clone(),
         };
+        // Keep the record of earlier kinds until a complete pass has cleaned them up.
+        let earlier: Vec<String> = previous.map(|p| p.0.to_vec()).unwrap_or_default();
         let manifests = match self.manifests(profile, spec, cluster).await {
             Ok(manifests) => manifests,
             Err(failure) => {
                 return Outcome {
-                    gvks: previous.map(|p| p.0.to_vec()).unwrap_or_default(),
+                    gvks: earlier,
                     failure: Some(failure),
+                    dry_run: None,
                 };
             }
         };
         let mut deployed = BTreeSet::new();
         let mut gvks = BTreeSet::new();
-        let mut namespaces = BTreeSet::new();
+        let mut namespaces = BTreeMap::new();
+        let mut reports = Vec::new();
         let mut failure = None;
         for manifest in manifests {
             let mut owner = owner.clone();
             if manifest.target == Target::Local {
                 owner.deployment_type = "Local".to_owned();
             }
-            match self.apply(manifest, &owner, &mut namespaces).await {
-                Ok((key, gvk)) => {
-                    deployed.insert(key);
-                    gvks.insert(gvk);
+            match self.apply(manifest, &owner, &mut namespaces, dry_run).await {
+                Ok(applied) => {
+                    reports.push(report(&applied.key, applied.action, applied.message));
+                    gvks.insert(applied.key.1.clone());
+                    deployed.insert(applied.key);
                 }
-                Err(reason) => {
+                Err(ApplyError::Conflict(reason)) => {
+                    failure = Some(reason);
+                    if !spec.continue_on_conflict {
+                        break;
+                    }
+                }
+                Err(ApplyError::Failed(reason)) => {
                     failure = Some(reason);
                     if !spec.continue_on_error {
                         break;
@@ -356,8 +471,6 @@ impl Deployer<'_> {
                 }
             }
         }
-        // Keep the record of earlier kinds until a complete pass has cleaned them up.
-        let earlier: Vec<String> = previous.map(|p| p.0.to_vec()).unwrap_or_default();
         if failure.is_none() {
             let mut targets: BTreeSet<Target> = spec
                 .policy_refs
@@ -372,18 +485,30 @@ impl Deployer<'_> {
                 .cloned()
                 .chain(gvks.iter().cloned())
                 .collect();
-            if let Err(reason) = self
-                .remove_stale(
-                    &targets,
-                    &kinds,
-                    &owner,
-                    &deployed,
-                    StopMatchingBehavior::WithdrawPolicies,
-                )
+            let behaviour = if dry_run {
+                Removal::Report
+            } else {
+                Removal::Do(StopMatchingBehavior::WithdrawPolicies)
+            };
+            match self
+                .remove_stale(&targets, &kinds, &owner, &deployed, behaviour)
                 .await
             {
-                failure = Some(reason);
+                Ok(removed) => reports.extend(
+                    removed
+                        .iter()
+                        .map(|key| report(key, action::DELETE, String::new())),
+                ),
+                Err(reason) => failure = Some(reason),
             }
+        }
+        if dry_run {
+            // Nothing changed: the record of what is deployed stays as it was.
+            return Outcome {
+                gvks: earlier,
+                failure,
+                dry_run: Some(reports),
+            };
         }
         let mut recorded: BTreeSet<String> = gvks;
         if failure.is_some() {
@@ -392,19 +517,21 @@ impl Deployer<'_> {
         Outcome {
             gvks: recorded.into_iter().collect(),
             failure,
+            dry_run: None,
         }
     }
 
-    /// Deletes (or, with `LeavePolicies`, disowns) objects of `kinds` in `targets` that
-    /// `owner` deployed and that are not in `keep`.
+    /// Deletes (or, with `LeavePolicies`, disowns; in a dry run, only lists) objects of
+    /// `kinds` in `targets` that `owner` deployed and that are not in `keep`; returns them.
     async fn remove_stale(
         &mut self,
         targets: &BTreeSet<Target>,
         kinds: &BTreeSet<String>,
         owner: &Owner,
         keep: &BTreeSet<Key>,
-        behaviour: StopMatchingBehavior,
-    ) -> Result<(), String> {
+        behaviour: Removal,
+    ) -> Result<Vec<Key>, String> {
+        let mut removed = Vec::new();
         for target in targets {
             let client = self.client(target).await?;
             for kind in kinds {
@@ -437,11 +564,12 @@ impl Deployer<'_> {
                         Api::all_with(client.clone(), &served.resource)
                     };
                     let result = match behaviour {
-                        StopMatchingBehavior::WithdrawPolicies => api
+                        Removal::Report => Ok(()),
+                        Removal::Do(StopMatchingBehavior::WithdrawPolicies) => api
                             .delete(&name, &DeleteParams::background())
                             .await
                             .map(|_| ()),
-                        StopMatchingBehavior::LeavePolicies => {
+                        Removal::Do(StopMatchingBehavior::LeavePolicies) => {
                             let mut stripped = value;
                             strip(&mut stripped);
                             let object: DynamicObject =
@@ -452,18 +580,19 @@ impl Deployer<'_> {
                         }
                     };
                     match result {
-                        Ok(()) => {}
+                        Ok(()) => removed.push(key),
                         Err(kube::Error::Api(status)) if status.code == 404 => {}
                         Err(error) => return Err(format!("removing {} {name}: {error}", gvk.kind)),
                     }
                 }
             }
         }
-        Ok(())
+        Ok(removed)
     }
 
     /// Withdraws what `profile` deployed in `cluster` (the profile is gone or no longer
-    /// matches the cluster), as recorded by the cluster's summary.
+    /// matches the cluster), as recorded by the cluster's summary. A profile in `DryRun`
+    /// changes nothing, so it withdraws nothing either.
     pub async fn withdraw(
         &mut self,
         profile: &str,
@@ -484,19 +613,33 @@ impl Deployer<'_> {
             .iter()
             .map(|r| target_of(r, cluster))
             .collect();
+        if spec.sync_mode == SyncMode::DryRun {
+            return Ok(());
+        }
         let kinds: BTreeSet<String> = kinds.iter().cloned().collect();
         self.remove_stale(
             &targets,
             &kinds,
             &owner,
             &BTreeSet::new(),
-            spec.stop_matching_behavior,
+            Removal::Do(spec.stop_matching_behavior),
         )
         .await
+        .map(drop)
     }
 }
 
-async fn ensure_namespace(client: &Client, name: &str) -> Result<(), String> {
+/// What to do with objects a profile no longer deploys.
+#[derive(Clone, Copy)]
+enum Removal {
+    /// Withdraw (delete) or leave (disown) them.
+    Do(StopMatchingBehavior),
+    /// Only list them (dry run).
+    Report,
+}
+
+/// Creates namespace `name` unless it exists or this is a dry run; whether it exists now.
+async fn ensure_namespace(client: &Client, name: &str, dry_run: bool) -> Result<bool, String> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces
         .get_opt(name)
@@ -504,7 +647,10 @@ async fn ensure_namespace(client: &Client, name: &str) -> Result<(), String> {
         .map_err(|e| format!("namespace {name}: {e}"))?
         .is_some()
     {
-        return Ok(());
+        return Ok(true);
+    }
+    if dry_run {
+        return Ok(false);
     }
     let namespace = Namespace {
         metadata: ObjectMeta {
@@ -514,8 +660,8 @@ async fn ensure_namespace(client: &Client, name: &str) -> Result<(), String> {
         ..Default::default()
     };
     match namespaces.create(&PostParams::default(), &namespace).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(true),
         Err(error) => Err(format!("creating namespace {name}: {error}")),
     }
 }

@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use api::labels::{
     CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL,
-    CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL,
+    CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL, PROFILE_PAUSED_ANNOTATION,
 };
 use api::v1beta1::{
-    ClusterProfile, ClusterProfileSpec, ClusterSummary, FeatureId, FeatureStatus, SveltosCluster,
-    SyncMode,
+    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSummary, FeatureId, FeatureStatus,
+    ResourceReport, SveltosCluster, SyncMode,
 };
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
@@ -42,8 +42,10 @@ use targets::Targets;
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "deployer";
-/// Field manager of the deployer's ClusterSummary writes.
+/// Field manager of the deployer's ClusterSummary and ClusterReport writes.
 const SUMMARY_MANAGER: &str = "sveltos-events-deployer";
+/// A DryRun profile's feature status message (Sveltos' words).
+const DRY_RUN: &str = "mode is DryRun. Nothing is reconciled";
 
 /// Reflector stores of everything the deployer reads in the management cluster.
 #[derive(Clone)]
@@ -73,6 +75,20 @@ pub fn summary_name(profile: &str, cluster: &Cluster) -> String {
         cluster.reference.cluster_type.lowercase(),
         cluster.reference.name
     )
+}
+
+/// Name of the ClusterReport of a DryRun `profile` in cluster `name` of `cluster_type`
+/// (Sveltos': `<profile>--<type>--<cluster>`).
+pub fn report_name(profile: &str, cluster_type: &str, name: &str) -> String {
+    format!("{profile}--{cluster_type}--{name}")
+}
+
+fn paused(profile: &ClusterProfile) -> bool {
+    profile
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(PROFILE_PAUSED_ANNOTATION))
 }
 
 fn profile_of(summary: &ClusterSummary) -> String {
@@ -114,6 +130,10 @@ pub async fn run(
         move || {
             for profile in caches.profiles.state() {
                 queue.mark(profile.name_any_or_default());
+            }
+            // Profiles that are gone but still have summaries to withdraw.
+            for summary in caches.summaries.state() {
+                queue.mark(profile_of(&summary));
             }
         }
     };
@@ -307,6 +327,10 @@ async fn reconcile(
         .profiles
         .get(&ObjectRef::new(name))
         .filter(|p| p.metadata.deletion_timestamp.is_none());
+    if profile.as_ref().is_some_and(|p| paused(p)) {
+        tracing::debug!(profile = name, "paused; nothing deployed or withdrawn");
+        return Ok(Pass::Done);
+    }
     let clusters: Vec<Cluster> = caches
         .clusters
         .state()
@@ -329,6 +353,10 @@ async fn reconcile(
         for cluster in &wanted {
             let summary = summary_name(name, cluster);
             wanted_summaries.insert((cluster.reference.namespace.clone(), summary.clone()));
+            if cluster.paused {
+                // Neither deployed to nor withdrawn from until it resumes.
+                continue;
+            }
             let previous = summaries.iter().find(|s| {
                 s.metadata.name.as_deref() == Some(&summary)
                     && s.metadata.namespace.as_deref() == Some(&cluster.reference.namespace)
@@ -354,6 +382,20 @@ async fn reconcile(
                 &outcome,
             )
             .await?;
+            if let Some(reports) = &outcome.dry_run {
+                write_report(client, profile, cluster, reports).await?;
+            } else if previous
+                .is_some_and(|p| p.spec.cluster_profile_spec.sync_mode == SyncMode::DryRun)
+            {
+                // Out of DryRun: its report no longer describes anything.
+                let report = report_name(
+                    name,
+                    cluster.reference.cluster_type.lowercase(),
+                    &cluster.reference.name,
+                );
+                delete_if_present::<ClusterReport>(client, &cluster.reference.namespace, &report)
+                    .await?;
+            }
         }
         write_profile_status(client, profile, &wanted).await?;
     }
@@ -369,6 +411,10 @@ async fn reconcile(
         let cluster = clusters.iter().find(|c| {
             c.reference.namespace == spec.cluster_namespace && c.reference.name == spec.cluster_name
         });
+        if cluster.is_some_and(|c| c.paused) {
+            // Withdrawn once the cluster resumes (its change marks this profile again).
+            continue;
+        }
         if let Some(cluster) = cluster
             && let Err(reason) = deployer
                 .withdraw(
@@ -383,23 +429,82 @@ async fn reconcile(
             again = true;
             continue;
         }
-        let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &place.0);
-        match api.delete(&place.1, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => return Err(error.into()),
-        }
+        let report = report_name(name, spec.cluster_type.lowercase(), &spec.cluster_name);
+        delete_if_present::<ClusterReport>(client, &place.0, &report).await?;
+        delete_if_present::<ClusterSummary>(client, &place.0, &place.1).await?;
     }
     Ok(if again { Pass::Again } else { Pass::Done })
 }
 
-fn feature(id: FeatureId, failure: Option<&str>) -> Value {
-    let status = if failure.is_some() {
-        "Failed"
-    } else {
-        "Provisioned"
-    };
+async fn delete_if_present<K>(client: &Client, namespace: &str, name: &str) -> kube::Result<()>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope> + Clone + serde::de::DeserializeOwned,
+    K: std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    match api.delete(name, &DeleteParams::background()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+fn feature(id: FeatureId, status: FeatureStatus, failure: Option<&str>) -> Value {
     json!({"featureID": id, "status": status, "failureMessage": failure})
+}
+
+/// Failed when there is a failure, else Provisioned.
+fn feature_outcome(id: FeatureId, failure: Option<&str>) -> Value {
+    let status = if failure.is_some() {
+        FeatureStatus::Failed
+    } else {
+        FeatureStatus::Provisioned
+    };
+    feature(id, status, failure)
+}
+
+/// Writes the ClusterReport of a DryRun profile in `cluster`: what deploying would do.
+async fn write_report(
+    client: &Client,
+    profile: &ClusterProfile,
+    cluster: &Cluster,
+    reports: &[ResourceReport],
+) -> Result<(), ManagerError> {
+    let reference = &cluster.reference;
+    let profile_name = profile.name_any_or_default();
+    let name = report_name(
+        &profile_name,
+        reference.cluster_type.lowercase(),
+        &reference.name,
+    );
+    let api: Api<ClusterReport> = Api::namespaced(client.clone(), &reference.namespace);
+    let body = json!({
+        "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterReport",
+        "metadata": {
+            "name": name, "namespace": reference.namespace,
+            "labels": {
+                CLUSTER_PROFILE_NAME_LABEL: profile_name,
+                CLUSTER_SUMMARY_CLUSTER_NAME_LABEL: reference.name,
+                CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL: reference.cluster_type,
+            },
+            "ownerReferences": [{
+                "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
+                "name": profile_name, "uid": profile.metadata.uid,
+            }],
+        },
+        "spec": {"clusterNamespace": reference.namespace, "clusterName": reference.name},
+    });
+    let params = PatchParams::apply(SUMMARY_MANAGER).force();
+    api.patch(&name, &params, &Patch::Apply(&body)).await?;
+    let status = json!({
+        "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterReport",
+        "metadata": {"name": name, "namespace": reference.namespace},
+        "status": {"resourceReports": reports},
+    });
+    api.patch_status(&name, &params, &Patch::Apply(&status))
+        .await?;
+    Ok(())
 }
 
 async fn write_summary(
@@ -440,13 +545,21 @@ async fn write_summary(
         )
         .await?;
     }
-    let mut features = vec![feature(FeatureId::Resources, outcome.failure.as_deref())];
+    let resources = match (&outcome.dry_run, outcome.failure.as_deref()) {
+        (Some(_), None) => feature(
+            FeatureId::Resources,
+            FeatureStatus::FailedNonRetriable,
+            Some(DRY_RUN),
+        ),
+        (_, failure) => feature_outcome(FeatureId::Resources, failure),
+    };
+    let mut features = vec![resources];
     const NOT_YET: &str = "not deployed: sveltos-events does not deploy this feature yet";
     if !spec.helm_charts.is_empty() {
-        features.push(feature(FeatureId::Helm, Some(NOT_YET)));
+        features.push(feature_outcome(FeatureId::Helm, Some(NOT_YET)));
     }
     if !spec.kustomization_refs.is_empty() {
-        features.push(feature(FeatureId::Kustomize, Some(NOT_YET)));
+        features.push(feature_outcome(FeatureId::Kustomize, Some(NOT_YET)));
     }
     let status = json!({"status": {
         "featureSummaries": features,

@@ -36,13 +36,15 @@ pub struct Applied {
     pub waiting: bool,
 }
 
-/// Whether an existing object belongs to a cluster whose pass failed (kept untouched).
+/// Whether an existing object belongs to a cluster whose pass failed or that is paused (kept
+/// untouched).
 fn of_failed_cluster(labels: Option<&BTreeMap<String, String>>, plan: &Plan) -> bool {
     let Some(labels) = labels else { return false };
     let namespace = labels.get(CLUSTER_NAMESPACE_LABEL);
     let name = labels.get(CLUSTER_NAME_LABEL);
     plan.failures
         .keys()
+        .chain(plan.held.keys())
         .any(|c: &ClusterRef| Some(&c.namespace) == namespace && Some(&c.name) == name)
 }
 

@@ -430,14 +430,15 @@ pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
             .iter()
             .map(|cluster| {
                 let message = plan.failures.get(cluster).map(String::as_str).or(failure);
+                let (status, message) = match (plan.held.get(cluster), message) {
+                    (_, Some(message)) => (SveltosFeatureStatus::Failed, Some(message)),
+                    (Some(held), None) => (SveltosFeatureStatus::Provisioning, Some(held.as_str())),
+                    (None, None) => (SveltosFeatureStatus::Provisioned, None),
+                };
                 ClusterInfo {
                     cluster: cluster_reference(cluster),
                     hash: None,
-                    status: Some(if message.is_some() {
-                        SveltosFeatureStatus::Failed
-                    } else {
-                        SveltosFeatureStatus::Provisioned
-                    }),
+                    status: Some(status),
                     failure_message: message.map(str::to_string),
                 }
             })
@@ -500,6 +501,9 @@ async fn publish_failures(
         let Some(message) = &info.failure_message else {
             continue;
         };
+        if info.status != Some(SveltosFeatureStatus::Failed) {
+            continue;
+        }
         if before(&info.cluster).as_ref() == Some(message) {
             continue;
         }

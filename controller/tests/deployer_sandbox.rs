@@ -1,0 +1,359 @@
+//! The deployer alone on the sandbox, with ClusterProfiles written by hand: `syncMode: DryRun`
+//! reports and changes nothing, conflicts follow `continueOnConflict`, and a paused profile
+//! or cluster is left exactly as it is.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test set-up
+
+mod support;
+
+use api::v1beta1::{ClusterReport, ClusterSummary, FeatureStatus, SveltosCluster};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+use sandbox::{Sandbox, SandboxOptions};
+use serde_json::{Value, json};
+use support::{apply, eventually, install_crds, register};
+use sveltos_events_controller::serve::Telemetry;
+use tokio::task::JoinHandle;
+
+/// A sandbox with `cluster-1` registered as `default/cluster-1` (`env=fv`) and the deployer
+/// running: the sandbox, the deployer task, and the clients of `mgmt` and `cluster-1`.
+async fn deployer_only() -> (Sandbox, JoinHandle<()>, Client, Client) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 1,
+    })
+    .await
+    .unwrap();
+    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    let handle = sandbox.cluster("cluster-1").unwrap();
+    let managed = handle.client().unwrap();
+    install_crds(&mgmt).await;
+    register(&mgmt, handle).await;
+    // No agent runs here to find the cluster reachable: say it is.
+    let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), "default");
+    let ready = json!({"status": {"ready": true}});
+    clusters
+        .patch_status("cluster-1", &PatchParams::default(), &Patch::Merge(&ready))
+        .await
+        .unwrap();
+    let client = mgmt.clone();
+    let task = tokio::spawn(async move {
+        let _ = sveltos_events_controller::deployer::run(
+            client,
+            Telemetry::new(),
+            std::future::pending(),
+        )
+        .await;
+    });
+    (sandbox, task, mgmt, managed)
+}
+
+/// A policy ConfigMap `default/<name>` holding a ConfigMap `<object>` with `value`.
+fn policy(name: &str, object: &str, value: &str) -> Value {
+    let content = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {object}\n  namespace: default\ndata:\n  value: {value}\n"
+    );
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "default"},
+           "data": {"object.yaml": content}})
+}
+
+/// A ClusterProfile for `env=fv` deploying the policy ConfigMaps `refs`, with `extra` spec
+/// fields.
+fn profile(name: &str, refs: &[&str], extra: Value) -> Value {
+    let refs: Vec<Value> = refs
+        .iter()
+        .map(|r| json!({"kind": "ConfigMap", "namespace": "default", "name": r}))
+        .collect();
+    let mut spec = json!({"clusterSelector": {"matchLabels": {"env": "fv"}}, "policyRefs": refs});
+    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
+        spec.extend(extra.clone());
+    }
+    json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
+           "metadata": {"name": name}, "spec": spec})
+}
+
+/// The `value` of ConfigMap `default/<name>` in `client`'s cluster, if it exists.
+async fn value_of(client: &Client, name: &str) -> Option<String> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let found = api.get_opt(name).await.unwrap()?;
+    Some(found.data?.get("value")?.clone())
+}
+
+/// The Resources feature of the summary of `profile` in cluster-1: status and message.
+async fn resources_feature(mgmt: &Client, profile: &str) -> Option<(FeatureStatus, String)> {
+    let api: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
+    let summary = api
+        .get_opt(&format!("{profile}-sveltos-cluster-1"))
+        .await
+        .unwrap()?;
+    let feature = summary
+        .status?
+        .feature_summaries
+        .into_iter()
+        .find(|f| f.feature_id == api::v1beta1::FeatureId::Resources)?;
+    Some((feature.status?, feature.failure_message.unwrap_or_default()))
+}
+
+/// `(kind name, action)` of every object the DryRun report of `profile` lists.
+async fn dry_run_actions(mgmt: &Client, profile: &str) -> Option<Vec<(String, String)>> {
+    let api: Api<ClusterReport> = Api::namespaced(mgmt.clone(), "default");
+    let report = api
+        .get_opt(&format!("{profile}--sveltos--cluster-1"))
+        .await
+        .unwrap()?;
+    let mut actions: Vec<(String, String)> = report
+        .status?
+        .resource_reports
+        .into_iter()
+        .map(|r| (format!("{} {}", r.resource.kind, r.resource.name), r.action))
+        .collect();
+    actions.sort();
+    Some(actions)
+}
+
+fn pairs(items: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+    Some(
+        items
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect(),
+    )
+}
+
+async fn merge(client: &Client, api_version: &str, kind: &str, name: &str, patch: Value) {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    let (resource, caps) = kube::discovery::pinned_kind(client, &gvk).await.unwrap();
+    let api: Api<kube::core::DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
+        Api::namespaced_with(client.clone(), "default", &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_reports_what_would_change_and_changes_nothing() {
+    let (sandbox, task, mgmt, managed) = deployer_only().await;
+    apply(&mgmt, policy("web-policy", "web", "one")).await;
+    apply(
+        &mgmt,
+        profile("dry", &["web-policy"], json!({"syncMode": "DryRun"})),
+    )
+    .await;
+    eventually("a report that web would be created", || async {
+        dry_run_actions(&mgmt, "dry").await == pairs(&[("ConfigMap web", "Create")])
+    })
+    .await;
+    assert_eq!(value_of(&managed, "web").await, None);
+    assert_eq!(
+        resources_feature(&mgmt, "dry").await,
+        Some((
+            FeatureStatus::FailedNonRetriable,
+            "mode is DryRun. Nothing is reconciled".to_owned()
+        ))
+    );
+
+    // Out of DryRun: deployed for real, and the report goes.
+    apply(
+        &mgmt,
+        profile("dry", &["web-policy"], json!({"syncMode": "Continuous"})),
+    )
+    .await;
+    eventually("web deployed and the report gone", || async {
+        value_of(&managed, "web").await.as_deref() == Some("one")
+            && dry_run_actions(&mgmt, "dry").await.is_none()
+    })
+    .await;
+
+    // Back in DryRun, a changed policy and a dropped one are reported, not carried out.
+    apply(&mgmt, policy("extra-policy", "extra", "x")).await;
+    apply(
+        &mgmt,
+        profile("dry", &["extra-policy"], json!({"syncMode": "DryRun"})),
+    )
+    .await;
+    apply(&mgmt, policy("web-policy", "web", "two")).await;
+    eventually("a report of the create and the delete", || async {
+        dry_run_actions(&mgmt, "dry").await
+            == pairs(&[("ConfigMap extra", "Create"), ("ConfigMap web", "Delete")])
+    })
+    .await;
+    apply(
+        &mgmt,
+        profile("dry", &["web-policy"], json!({"syncMode": "DryRun"})),
+    )
+    .await;
+    eventually("a report of the update", || async {
+        dry_run_actions(&mgmt, "dry").await == pairs(&[("ConfigMap web", "Update")])
+    })
+    .await;
+    assert_eq!(value_of(&managed, "web").await.as_deref(), Some("one"));
+    assert_eq!(value_of(&managed, "extra").await, None);
+
+    // Deleting a DryRun profile withdraws nothing: dry runs change nothing.
+    let profiles: Api<api::v1beta1::ClusterProfile> = Api::all(mgmt.clone());
+    profiles.delete("dry", &Default::default()).await.unwrap();
+    eventually("the summary gone", || async {
+        resources_feature(&mgmt, "dry").await.is_none()
+    })
+    .await;
+    assert_eq!(value_of(&managed, "web").await.as_deref(), Some("one"));
+    task.abort();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_stops_the_profile_unless_it_continues_on_conflict() {
+    let (sandbox, task, mgmt, managed) = deployer_only().await;
+    apply(&mgmt, policy("first-policy", "shared", "first")).await;
+    apply(&mgmt, policy("second-policy", "shared", "second")).await;
+    apply(&mgmt, policy("own-policy", "own", "mine")).await;
+    apply(&mgmt, profile("first", &["first-policy"], json!({}))).await;
+    eventually("the first profile's object", || async {
+        value_of(&managed, "shared").await.as_deref() == Some("first")
+    })
+    .await;
+
+    // Same object from another reference, same tier: the first owner keeps it, and the
+    // conflict stops the second profile before its own object.
+    apply(
+        &mgmt,
+        profile("second", &["second-policy", "own-policy"], json!({})),
+    )
+    .await;
+    eventually("the conflict in the second profile's summary", || async {
+        resources_feature(&mgmt, "second")
+            .await
+            .is_some_and(|(status, message)| {
+                status == FeatureStatus::Failed && message.contains("conflict on ConfigMap shared")
+            })
+    })
+    .await;
+    assert_eq!(value_of(&managed, "own").await, None);
+
+    // continueOnError does not cover conflicts; continueOnConflict does.
+    apply(
+        &mgmt,
+        profile(
+            "second",
+            &["second-policy", "own-policy"],
+            json!({"continueOnError": true}),
+        ),
+    )
+    .await;
+    let summaries: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
+    eventually("the deployer's pass with continueOnError", || async {
+        summaries
+            .get_opt("second-sveltos-cluster-1")
+            .await
+            .unwrap()
+            .is_some_and(|s| s.spec.cluster_profile_spec.continue_on_error)
+    })
+    .await;
+    assert_eq!(value_of(&managed, "own").await, None);
+    apply(
+        &mgmt,
+        profile(
+            "second",
+            &["second-policy", "own-policy"],
+            json!({"continueOnConflict": true}),
+        ),
+    )
+    .await;
+    eventually("the second profile's own object", || async {
+        value_of(&managed, "own").await.as_deref() == Some("mine")
+    })
+    .await;
+    assert_eq!(value_of(&managed, "shared").await.as_deref(), Some("first"));
+    let (status, _) = resources_feature(&mgmt, "second").await.unwrap();
+    assert_eq!(
+        status,
+        FeatureStatus::Failed,
+        "the conflict is still reported"
+    );
+    task.abort();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_profile_or_cluster_is_left_as_it_is() {
+    let (sandbox, task, mgmt, managed) = deployer_only().await;
+    apply(&mgmt, policy("held-policy", "held", "one")).await;
+    apply(&mgmt, policy("probe-policy", "probe", "one")).await;
+    apply(&mgmt, profile("held", &["held-policy"], json!({}))).await;
+    apply(&mgmt, profile("probe", &["probe-policy"], json!({}))).await;
+    eventually("both objects", || async {
+        value_of(&managed, "held").await.is_some() && value_of(&managed, "probe").await.is_some()
+    })
+    .await;
+
+    // A paused profile: its policy changes, and only the unpaused probe follows.
+    merge(
+        &mgmt,
+        "config.projectsveltos.io/v1beta1",
+        "ClusterProfile",
+        "held",
+        json!({"metadata": {"annotations": {"profile.projectsveltos.io/paused": "true"}}}),
+    )
+    .await;
+    apply(&mgmt, policy("held-policy", "held", "two")).await;
+    apply(&mgmt, policy("probe-policy", "probe", "two")).await;
+    eventually("the probe updated", || async {
+        value_of(&managed, "probe").await.as_deref() == Some("two")
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(value_of(&managed, "held").await.as_deref(), Some("one"));
+    merge(
+        &mgmt,
+        "config.projectsveltos.io/v1beta1",
+        "ClusterProfile",
+        "held",
+        json!({"metadata": {"annotations": {"profile.projectsveltos.io/paused": null}}}),
+    )
+    .await;
+    eventually("the resumed profile's update", || async {
+        value_of(&managed, "held").await.as_deref() == Some("two")
+    })
+    .await;
+
+    // A paused cluster keeps matching: its objects are neither updated nor withdrawn.
+    merge(
+        &mgmt,
+        "lib.projectsveltos.io/v1beta1",
+        "SveltosCluster",
+        "cluster-1",
+        json!({"spec": {"paused": true}}),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let profiles: Api<api::v1beta1::ClusterProfile> = Api::all(mgmt.clone());
+    profiles.delete("held", &Default::default()).await.unwrap();
+    apply(&mgmt, policy("probe-policy", "probe", "three")).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(value_of(&managed, "held").await.as_deref(), Some("two"));
+    assert_eq!(value_of(&managed, "probe").await.as_deref(), Some("two"));
+    assert!(resources_feature(&mgmt, "held").await.is_some());
+
+    // Resumed: the deleted profile's object is withdrawn, the probe catches up.
+    merge(
+        &mgmt,
+        "lib.projectsveltos.io/v1beta1",
+        "SveltosCluster",
+        "cluster-1",
+        json!({"spec": {"paused": false}}),
+    )
+    .await;
+    eventually("withdrawal and catch-up after resuming", || async {
+        value_of(&managed, "held").await.is_none()
+            && value_of(&managed, "probe").await.as_deref() == Some("three")
+            && resources_feature(&mgmt, "held").await.is_none()
+    })
+    .await;
+    task.abort();
+    sandbox.shutdown().await;
+}
