@@ -13,11 +13,12 @@ use tokio::sync::watch;
 /// Address of a dependent object.
 type Dependent = (GroupResource, String, String);
 
-/// Owner uid -> dependents, maintained from events.
+/// Owner uid -> dependents, and the uids of every object, maintained from events.
 #[derive(Default)]
 struct Index {
     dependents: HashMap<String, HashSet<Dependent>>,
     owners_of: HashMap<Dependent, Vec<String>>,
+    uids: HashSet<String>,
 }
 
 fn owner_uids(obj: &Value) -> Vec<String> {
@@ -48,9 +49,12 @@ impl Index {
                 }
             }
         }
+        let uid = meta_str(obj, "uid");
         if deleted {
+            self.uids.remove(uid);
             return;
         }
+        self.uids.insert(uid.to_owned());
         let uids = owner_uids(obj);
         if uids.is_empty() {
             return;
@@ -105,7 +109,10 @@ fn handle(store: &Store, index: &mut Index, ev: &Event) {
     if deleted {
         // Background collection of dependents of a removed owner.
         collect_dependents(store, index, &uid, None);
-    } else if deleting {
+    } else if !deleting {
+        collect_if_owners_absent(store, index, ev);
+    }
+    if deleting && !deleted {
         let fins = finalizers(&ev.object);
         if fins.iter().any(|f| f == "orphan") {
             orphan_dependents(store, index, &uid);
@@ -150,20 +157,117 @@ fn controller_opts(manager: &str) -> WriteOptions {
     }
 }
 
+/// Owner uids of `obj` that name an object of a kind this cluster serves but that does not
+/// exist (an owner of a kind the cluster does not serve cannot be verified, and is kept).
+fn absent_owners(store: &Store, index: &Index, obj: &Value) -> Vec<String> {
+    let refs = obj
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let unknown: Vec<&Value> = refs
+        .iter()
+        .filter(|r| {
+            r.get("uid")
+                .and_then(Value::as_str)
+                .is_some_and(|uid| !index.uids.contains(uid))
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Vec::new();
+    }
+    let registry = store.registry();
+    unknown
+        .into_iter()
+        .filter_map(|r| {
+            let uid = r.get("uid").and_then(Value::as_str)?;
+            let api_version = r.get("apiVersion").and_then(Value::as_str)?;
+            let kind = r.get("kind").and_then(Value::as_str)?;
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            let served = registry
+                .all()
+                .any(|i| i.group == group && i.version == version && i.kind == kind);
+            served.then(|| uid.to_owned())
+        })
+        .collect()
+}
+
+/// A dependent whose owners are all gone is deleted; one that keeps a live owner loses the
+/// references to the gone ones (kube-controller-manager's garbage collector).
+fn collect_if_owners_absent(store: &Store, index: &Index, ev: &Event) {
+    let owners = owner_uids(&ev.object);
+    if owners.is_empty() {
+        return;
+    }
+    let absent = absent_owners(store, index, &ev.object);
+    if absent.is_empty() {
+        return;
+    }
+    let Some(info) = info_of(store, &ev.gr) else {
+        return;
+    };
+    let name = meta_str(&ev.object, "name");
+    if absent.len() == owners.len() {
+        if let Err(e) = store.delete(&info, &ev.namespace, name, &DeleteOptions::default()) {
+            tracing::debug!(error = %e, %name, "garbage collector: delete failed");
+        }
+        return;
+    }
+    for uid in absent {
+        remove_owner_reference(store, &info, &ev.namespace, name, &uid);
+    }
+}
+
 fn collect_dependents(store: &Store, index: &Index, uid: &str, policy: Option<&str>) {
     let Some(deps) = index.dependents.get(uid) else {
         return;
     };
     for (gr, ns, name) in deps.clone() {
-        if let Some(info) = info_of(store, &gr) {
-            let opts = DeleteOptions {
-                propagation: policy.map(str::to_owned),
-                ..DeleteOptions::default()
-            };
-            if let Err(e) = store.delete(&info, &ns, &name, &opts) {
-                tracing::debug!(error = %e, %name, "garbage collector: delete failed");
-            }
+        let Some(info) = info_of(store, &gr) else {
+            continue;
+        };
+        let others_alive = index
+            .owners_of
+            .get(&(gr.clone(), ns.clone(), name.clone()))
+            .is_some_and(|owners| owners.iter().any(|o| o != uid && index.uids.contains(o)));
+        if others_alive {
+            remove_owner_reference(store, &info, &ns, &name, uid);
+            continue;
         }
+        let opts = DeleteOptions {
+            propagation: policy.map(str::to_owned),
+            ..DeleteOptions::default()
+        };
+        if let Err(e) = store.delete(&info, &ns, &name, &opts) {
+            tracing::debug!(error = %e, %name, "garbage collector: delete failed");
+        }
+    }
+}
+
+fn remove_owner_reference(store: &Store, info: &ResourceInfo, ns: &str, name: &str, uid: &str) {
+    let res = store.modify(
+        info,
+        ns,
+        name,
+        &controller_opts("garbage-collector"),
+        |old| {
+            let mut new = old.clone();
+            if let Some(refs) = new
+                .pointer_mut("/metadata/ownerReferences")
+                .and_then(Value::as_array_mut)
+            {
+                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
+                if refs.is_empty()
+                    && let Some(md) = new.get_mut("metadata").and_then(Value::as_object_mut)
+                {
+                    md.remove("ownerReferences");
+                }
+            }
+            Ok(new)
+        },
+    );
+    if let Err(e) = res {
+        tracing::debug!(error = %e, %name, "garbage collector: owner reference removal failed");
     }
 }
 
@@ -172,32 +276,8 @@ fn orphan_dependents(store: &Store, index: &Index, uid: &str) {
         return;
     };
     for (gr, ns, name) in deps.clone() {
-        let Some(info) = info_of(store, &gr) else {
-            continue;
-        };
-        let res = store.modify(
-            &info,
-            &ns,
-            &name,
-            &controller_opts("garbage-collector"),
-            |old| {
-                let mut new = old.clone();
-                if let Some(refs) = new
-                    .pointer_mut("/metadata/ownerReferences")
-                    .and_then(Value::as_array_mut)
-                {
-                    refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
-                    if refs.is_empty()
-                        && let Some(md) = new.get_mut("metadata").and_then(Value::as_object_mut)
-                    {
-                        md.remove("ownerReferences");
-                    }
-                }
-                Ok(new)
-            },
-        );
-        if let Err(e) = res {
-            tracing::debug!(error = %e, %name, "garbage collector: orphaning failed");
+        if let Some(info) = info_of(store, &gr) {
+            remove_owner_reference(store, &info, &ns, &name, uid);
         }
     }
 }

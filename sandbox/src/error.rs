@@ -17,7 +17,7 @@ pub enum Error {
     Conflict {
         /// Human readable message.
         message: String,
-        /// Conflicting field paths (server-side apply only).
+        /// `(conflict with "manager"..., field path)` (server-side apply only).
         fields: Vec<(String, String)>,
     },
     /// 422 Invalid.

@@ -135,6 +135,81 @@ pub fn is_dns1123_subdomain(name: &str) -> bool {
         })
 }
 
+/// Drops empty `labels`, `annotations`, `finalizers` and `ownerReferences`, which Go's
+/// `omitempty` never serializes.
+pub fn drop_empty_metadata(obj: &mut Value) {
+    let Some(md) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in ["labels", "annotations", "finalizers", "ownerReferences"] {
+        let empty = match md.get(key) {
+            Some(Value::Array(items)) => items.is_empty(),
+            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if empty {
+            md.remove(key);
+        }
+    }
+}
+
+/// Is `name` a valid DNS-1035 label (Service names: a letter first)?
+pub fn is_dns1035_label(name: &str) -> bool {
+    is_dns1123_label(name) && name.starts_with(|c: char| c.is_ascii_lowercase())
+}
+
+/// kube-apiserver's explanation of a DNS-1123 subdomain.
+pub const DNS1123_SUBDOMAIN_RULE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+/// kube-apiserver's explanation of a DNS-1123 label.
+pub const DNS1123_LABEL_RULE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+/// kube-apiserver's explanation of a DNS-1035 label.
+pub const DNS1035_LABEL_RULE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/// Is `text` a label value (empty, or at most 63 of `[-A-Za-z0-9_.]` starting and ending
+/// alphanumeric)?
+pub fn is_label_value(text: &str) -> bool {
+    text.is_empty() || is_qualified_name_part(text)
+}
+
+fn is_qualified_name_part(text: &str) -> bool {
+    text.len() <= 63
+        && text.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && text.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Why `key` is not a valid label or annotation key (`[prefix/]name`), in kube-apiserver's
+/// words; `None` when it is valid.
+pub fn label_key_problem(key: &str) -> Option<&'static str> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if name.is_empty() {
+        return Some("name part must be non-empty");
+    }
+    if name.len() > 63 {
+        return Some("name part must be no more than 63 characters");
+    }
+    if !is_qualified_name_part(name) {
+        return Some(
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        );
+    }
+    if prefix.is_some_and(|p| !is_dns1123_subdomain(p)) {
+        return Some(
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        );
+    }
+    None
+}
+
+/// kube-apiserver's explanation of a label value.
+pub const LABEL_VALUE_RULE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
 /// Is `name` a valid DNS-1123 label (namespace names)?
 pub fn is_dns1123_label(name: &str) -> bool {
     name.len() <= 63 && !name.contains('.') && is_dns1123_subdomain(name)

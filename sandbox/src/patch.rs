@@ -51,13 +51,14 @@ pub fn json(target: &mut Value, patch: &Value) -> Result<()> {
                 continue;
             }
         }
-        let op: json_patch::PatchOperation = serde_json::from_value(raw.clone())
-            .map_err(|e| Error::BadRequest(format!("invalid json patch operation: {e}")))?;
-        json_patch::patch(target, &[op]).map_err(|e| {
-            Error::Invalid(format!(
-                "the server rejected our request due to an error in our request: {e}"
-            ))
-        })?;
+        // kube-apiserver says no more than this about a JSON patch that cannot apply.
+        let rejected = |e: &dyn std::fmt::Display| {
+            tracing::debug!(error = %e, "JSON patch refused");
+            Error::Invalid("the server rejected our request due to an error in our request".into())
+        };
+        let op: json_patch::PatchOperation =
+            serde_json::from_value(raw.clone()).map_err(|e| rejected(&e))?;
+        json_patch::patch(target, &[op]).map_err(|e| rejected(&e))?;
     }
     Ok(())
 }
@@ -201,6 +202,19 @@ pub fn record_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>) {
     set_managed_entries(new, &entries);
 }
 
+/// How kube-apiserver names the other side of a conflict: an applier by name, an updater
+/// with the apiVersion it wrote.
+fn conflict_with(entry: &ManagedEntry) -> String {
+    if entry.operation == "Update" {
+        format!(
+            "conflict with \"{}\" using {}",
+            entry.manager, entry.api_version
+        )
+    } else {
+        format!("conflict with \"{}\"", entry.manager)
+    }
+}
+
 fn dotted(path: &[String]) -> String {
     path.iter().map(|k| format!(".{k}")).collect()
 }
@@ -233,20 +247,20 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
                 && fields::overlaps(&e.fields, p)
                 && live.and_then(|l| fields::get(l, p)) != fields::get(applied, p)
             {
-                conflicts.push((e.manager.clone(), dotted(p)));
+                conflicts.push((conflict_with(e), dotted(p)));
             }
         }
     }
     if !conflicts.is_empty() && !force {
         let msg = if conflicts.len() == 1 {
             format!(
-                "Apply failed with 1 conflict: conflict with \"{}\": {}",
+                "Apply failed with 1 conflict: {}: {}",
                 conflicts[0].0, conflicts[0].1
             )
         } else {
             let lines: Vec<String> = conflicts
                 .iter()
-                .map(|(m, f)| format!("- conflict with \"{m}\": {f}"))
+                .map(|(m, f)| format!("- {m}: {f}"))
                 .collect();
             format!(
                 "Apply failed with {} conflicts: {}",

@@ -225,10 +225,17 @@ fn spec_differs(a: &Value, b: &Value) -> bool {
 }
 
 /// Equal apart from managedFields (a no-op write is not persisted).
+/// Whether a write changes nothing: same content and same field ownership (managedFields
+/// timestamps aside), so a new manager sharing a value is still recorded.
 fn same_content(a: &Value, b: &Value) -> bool {
     let strip = |v: &Value| -> Value {
         let mut v = v.clone();
-        meta::metadata_mut(&mut v).remove("managedFields");
+        let md = meta::metadata_mut(&mut v);
+        if let Some(Value::Array(entries)) = md.get_mut("managedFields") {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+        }
         v
     };
     strip(a) == strip(b)
@@ -388,7 +395,8 @@ impl Store {
                 let rest = iter.count();
                 if rest == 0 {
                     next = None;
-                } else {
+                } else if q.labels.is_empty() && q.fields.is_empty() {
+                    // kube-apiserver counts what remains only for unfiltered lists.
                     remaining = Some(rest);
                 }
             }
@@ -431,17 +439,8 @@ impl Store {
             }
             name = format!("{prefix}{}", meta::name_suffix());
         }
-        let valid = if info.plural == "namespaces" {
-            meta::is_dns1123_label(&name)
-        } else {
-            meta::is_dns1123_subdomain(&name) || info.plural == "customresourcedefinitions"
-        };
-        if !valid {
-            return Err(Error::Invalid(format!(
-                "{} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-                info.kind
-            )));
-        }
+        validate_name(info, &name)?;
+        validate_labels(info, &name, &obj)?;
         if is_crd(info) {
             let want = crd_name(&obj);
             if want.as_deref() != Some(name.as_str()) {
@@ -452,7 +451,7 @@ impl Store {
         }
         let mut st = self.lock();
         if info.namespaced {
-            check_namespace_writable(&st, ns)?;
+            check_namespace_writable(&st, info, &name, ns)?;
         }
         let gr = info.group_resource();
         let key = (
@@ -505,6 +504,7 @@ impl Store {
                 md.remove("generation");
             }
         }
+        meta::drop_empty_metadata(&mut obj);
         defaults::apply(info, &mut obj);
         st.allocator.allocate(info, &mut obj);
         if info.plural == "namespaces" && info.group.is_empty() {
@@ -548,11 +548,23 @@ impl Store {
     ) -> Result<Value> {
         let body_name = meta_str(&obj, "name");
         if !body_name.is_empty() && body_name != name {
-            return Err(Error::BadRequest(
-                "the name of the object does not match the name on the URL".into(),
-            ));
+            return Err(Error::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
         }
-        self.modify(info, ns, name, opts, |_| Ok(obj))
+        // Custom resources and Services refuse unconditional updates.
+        let unconditional = match (info.custom, info.group.as_str(), info.plural.as_str()) {
+            (true, _, _) => Some((info.qualified(), "0x0")),
+            (false, "", "services") => Some((info.kind.clone(), "\"\"")),
+            _ => None,
+        };
+        let refused = unconditional.filter(|_| meta_str(&obj, "resourceVersion").is_empty());
+        self.modify(info, ns, name, opts, |_| match refused {
+            Some((subject, value)) => Err(Error::Invalid(format!(
+                "{subject} \"{name}\" is invalid: metadata.resourceVersion: Invalid value: {value}: must be specified for an update"
+            ))),
+            None => Ok(obj),
+        })
     }
 
     /// Read-modify-write under the cluster lock; `f` receives the current object.
@@ -596,8 +608,10 @@ impl Store {
                 .and_then(Value::as_array)
                 .is_some_and(|a| !a.is_empty());
         if deleting && finalizers(&new).is_empty() && !ns_pending {
-            let gone = remove_object(&mut st, &self.tx, info, &key, new);
-            return Ok(gone);
+            // The DELETED event carries the last stored state (as etcd's delete does); the
+            // writer gets its own.
+            remove_object(&mut st, &self.tx, info, &key, (*old).clone());
+            return Ok(new);
         }
         let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified);
         Ok(stored)
@@ -615,9 +629,9 @@ impl Store {
     ) -> Result<Value> {
         let body_name = meta_str(applied, "name");
         if !body_name.is_empty() && body_name != name {
-            return Err(Error::BadRequest(
-                "the name of the object does not match the name on the URL".into(),
-            ));
+            return Err(Error::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
         }
         let w = writer(info, opts);
         let mut opts = opts.clone();
@@ -659,19 +673,27 @@ impl Store {
         {
             return Err(Error::Conflict {
                 message: format!(
-                    "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                    "Operation cannot be fulfilled on {} \"{name}\": the UID in the precondition ({}) does not match the UID in record ({}). The object might have been deleted and then recreated",
+                    qualified_kind(info),
                     opts.uid.as_deref().unwrap_or(""),
                     meta_str(&old, "uid")
                 ),
                 fields: Vec::new(),
             });
         }
-        if opts
+        if let Some(wanted) = opts
             .resource_version
             .as_deref()
-            .is_some_and(|r| r != meta_str(&old, "resourceVersion"))
+            .filter(|r| *r != meta_str(&old, "resourceVersion"))
         {
-            return Err(conflict(info, name));
+            return Err(Error::Conflict {
+                message: format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": the ResourceVersion in the precondition ({wanted}) does not match the ResourceVersion in record ({}). The object might have been modified",
+                    qualified_kind(info),
+                    meta_str(&old, "resourceVersion")
+                ),
+                fields: Vec::new(),
+            });
         }
         let mut new = (*old).clone();
         let mut fins = finalizers(&new);
@@ -700,9 +722,15 @@ impl Store {
                     "deletionTimestamp".into(),
                     Value::String(meta::now_rfc3339()),
                 );
-                md.insert("deletionGracePeriodSeconds".into(), json!(0));
+                if !is_namespace {
+                    md.insert("deletionGracePeriodSeconds".into(), json!(0));
+                }
             }
-            md.insert("finalizers".into(), json!(fins));
+            if fins.is_empty() {
+                md.remove("finalizers");
+            } else {
+                md.insert("finalizers".into(), json!(fins));
+            }
         }
         if is_namespace {
             new["status"]["phase"] = json!("Terminating");
@@ -827,7 +855,7 @@ fn crd_name(obj: &Value) -> Option<String> {
     ))
 }
 
-fn check_namespace_writable(st: &State, ns: &str) -> Result<()> {
+fn check_namespace_writable(st: &State, info: &ResourceInfo, name: &str, ns: &str) -> Result<()> {
     let nsobj = st
         .objects
         .get(&namespaces_gr())
@@ -835,7 +863,68 @@ fn check_namespace_writable(st: &State, ns: &str) -> Result<()> {
         .ok_or_else(|| Error::NotFound(format!("namespaces \"{ns}\" not found")))?;
     if !meta_str(nsobj, "deletionTimestamp").is_empty() {
         return Err(Error::Forbidden(format!(
-            "unable to create new content in namespace {ns} because it is being terminated"
+            "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+            info.qualified()
+        )));
+    }
+    Ok(())
+}
+
+/// `Kind` (core) or `Kind.group`: how kube-apiserver names a kind in validation and
+/// precondition messages.
+pub fn qualified_kind(info: &ResourceInfo) -> String {
+    if info.group.is_empty() {
+        info.kind.clone()
+    } else {
+        format!("{}.{}", info.kind, info.group)
+    }
+}
+
+/// 422 unless `name` suits the kind (Namespaces: DNS-1123 label; Services: DNS-1035
+/// label; everything else: DNS-1123 subdomain).
+fn validate_name(info: &ResourceInfo, name: &str) -> Result<()> {
+    if info.plural == "customresourcedefinitions" {
+        return Ok(());
+    }
+    let (valid, limit, rule) = match (info.group.as_str(), info.plural.as_str()) {
+        ("", "namespaces") => (meta::is_dns1123_label(name), 63, meta::DNS1123_LABEL_RULE),
+        ("", "services") => (meta::is_dns1035_label(name), 63, meta::DNS1035_LABEL_RULE),
+        _ => (
+            meta::is_dns1123_subdomain(name),
+            253,
+            meta::DNS1123_SUBDOMAIN_RULE,
+        ),
+    };
+    if valid {
+        return Ok(());
+    }
+    let why = if name.len() > limit {
+        format!("must be no more than {limit} characters")
+    } else {
+        rule.to_owned()
+    };
+    Err(Error::Invalid(format!(
+        "{} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": {why}",
+        qualified_kind(info)
+    )))
+}
+
+/// 422 on the first label whose key or value kube-apiserver would refuse.
+fn validate_labels(info: &ResourceInfo, name: &str, obj: &Value) -> Result<()> {
+    let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    for (key, value) in labels {
+        let problem = match (meta::label_key_problem(key), value.as_str()) {
+            (Some(problem), _) => format!("\"{key}\": {problem}"),
+            (None, Some(text)) if !meta::is_label_value(text) => {
+                format!("\"{text}\": {}", meta::LABEL_VALUE_RULE)
+            }
+            _ => continue,
+        };
+        return Err(Error::Invalid(format!(
+            "{} \"{name}\" is invalid: metadata.labels: Invalid value: {problem}",
+            qualified_kind(info)
         )));
     }
     Ok(())
@@ -892,11 +981,18 @@ fn prepare_update(
     }
     let old_fins = finalizers(old);
     let deleting = !meta_str(old, "deletionTimestamp").is_empty();
-    if deleting && finalizers(&new).iter().any(|f| !old_fins.contains(f)) {
+    let added: Vec<String> = finalizers(&new)
+        .into_iter()
+        .filter(|f| !old_fins.contains(f))
+        .collect();
+    validate_labels(info, meta_str(old, "name"), &new)?;
+    if deleting && !added.is_empty() {
+        let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
         return Err(Error::Invalid(format!(
-            "{} \"{}\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
-            info.kind,
-            meta_str(old, "name")
+            "{} \"{}\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+            qualified_kind(info),
+            meta_str(old, "name"),
+            quoted.join(", ")
         )));
     }
     {
@@ -928,6 +1024,7 @@ fn prepare_update(
     if is_crd(info) {
         new["status"] = crd_status(&new);
     }
+    meta::drop_empty_metadata(&mut new);
     if !opts.applied {
         patch::record_update(Some(old), &mut new, &writer(info, opts));
     }

@@ -88,11 +88,7 @@ pub async fn handle(
     }
     let target = match parse_target(store, group, version, rest) {
         Ok(t) => t,
-        Err(e) => return response::error(&e, None),
-    };
-    let details = |t: &Target<'_>| {
-        t.name
-            .map(|n| json!({"name": n, "group": t.info.group, "kind": t.info.plural}))
+        Err(e) => return response::error(&e, Some(json!({}))),
     };
     let is_watch = matches!(req.q("watch"), Some("true" | "1"));
     let result = match (&req.method, target.name) {
@@ -108,6 +104,14 @@ pub async fn handle(
         (&Method::PUT, Some(n)) => update(store, req, &target, n),
         (&Method::PATCH, Some(n)) => patch_object(store, req, &target, n),
         (&Method::DELETE, Some(n)) => delete(store, req, &target, n),
+        // kube-apiserver serves no deletecollection for Services.
+        (&Method::DELETE, None)
+            if target.info.group.is_empty() && target.info.plural == "services" =>
+        {
+            Err(Error::MethodNotAllowed(
+                "the server does not allow this method on the requested resource".to_string(),
+            ))
+        }
         (&Method::DELETE, None) => delete_collection(store, req, &target),
         _ => Err(Error::MethodNotAllowed(
             "the server does not allow this method on the requested resource".to_string(),
@@ -116,31 +120,92 @@ pub async fn handle(
     match result {
         Ok(r) => r,
         Err(e) => {
-            let d = match &e {
-                Error::NotFound(_) | Error::AlreadyExists(_) | Error::Conflict { .. } => {
-                    details(&target)
-                }
-                Error::Invalid(message) => invalid_details(&target, message),
-                _ => None,
-            };
-            response::error(&e, d)
+            let name = target.name.map(str::to_owned).or_else(|| {
+                decode_body(req)
+                    .ok()
+                    .map(|b| meta_str(&b, "name").to_owned())
+                    .filter(|n| !n.is_empty())
+            });
+            let details = error_details(&e, &target.info, name.as_deref());
+            response::error(&e, details)
         }
     }
 }
 
-/// Details of a 422 as kube-apiserver gives them: the Kind (not the resource) and the field
-/// error as a cause, which kubectl prints as `The Kind "name" is invalid: field: message`.
-fn invalid_details(t: &Target<'_>, message: &str) -> Option<Value> {
-    let name = t.name?;
-    let mut details = json!({"name": name, "group": t.info.group, "kind": t.info.kind});
-    let cause = message
-        .split_once(" is invalid: ")
-        .and_then(|(_, rest)| rest.split_once(": "));
-    if let Some((field, text)) = cause {
-        details["causes"] =
-            json!([{"reason": "FieldValueInvalid", "message": text, "field": field}]);
+/// The `details` kube-apiserver gives an error about `name` of `info`.
+fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) -> Option<Value> {
+    let object = |kind: &str| {
+        let mut details = json!({"name": name, "kind": kind});
+        if !info.group.is_empty() {
+            details["group"] = json!(info.group);
+        }
+        details
+    };
+    match e {
+        Error::NotFound(message)
+            if message.starts_with("namespaces \"") && info.plural != "namespaces" =>
+        {
+            let namespace = message.split('"').nth(1).unwrap_or_default();
+            Some(json!({"name": namespace, "kind": "namespaces"}))
+        }
+        Error::NotFound(_) | Error::AlreadyExists(_) if name.is_some() => {
+            Some(object(&info.plural))
+        }
+        Error::Conflict { fields, .. } if !fields.is_empty() => None,
+        Error::Conflict { message, .. } if name.is_some() => {
+            let precondition = message.contains("in the precondition");
+            Some(object(if precondition {
+                &info.kind
+            } else {
+                &info.plural
+            }))
+        }
+        Error::Invalid(message) => Some(invalid_details(message)),
+        Error::Forbidden(message) if message.contains("because it is being terminated") => {
+            let namespace = message.rsplit("namespace ").next().unwrap_or_default();
+            let namespace = namespace.split(' ').next().unwrap_or_default();
+            let mut details = object(&info.plural);
+            details["causes"] = json!([{
+                "reason": "NamespaceTerminating", "field": "metadata.namespace",
+                "message": format!("namespace {namespace} is being terminated"),
+            }]);
+            Some(details)
+        }
+        Error::UnsupportedMediaType(message) if message != UNKNOWN_MEDIA_TYPE => None,
+        Error::BadRequest(_) | Error::Expired(_) | Error::Internal(_) | Error::Io(_) => None,
+        _ => Some(json!({})),
     }
-    Some(details)
+}
+
+/// Details of a 422 as kube-apiserver gives them, read back from its message
+/// `<Kind>[.<group>] "<name>" is invalid: <field>: <reason>: <text>`: the Kind (not the
+/// resource), its group, the name, and the field error as a cause, which kubectl prints as
+/// `The Kind "name" is invalid: field: message`.
+fn invalid_details(message: &str) -> Value {
+    let Some((subject, rest)) = message.split_once(" is invalid: ") else {
+        return json!({});
+    };
+    let (kind, quoted) = subject.split_once(' ').unwrap_or((subject, ""));
+    let (kind, group) = kind.split_once('.').unwrap_or((kind, ""));
+    let mut details = json!({"kind": kind});
+    let name = quoted.trim_matches('"');
+    if !name.is_empty() {
+        details["name"] = json!(name);
+    }
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    if let Some((field, text)) = rest.split_once(": ") {
+        let reason = if text.starts_with("Required value") {
+            "FieldValueRequired"
+        } else if text.starts_with("Forbidden") {
+            "FieldValueForbidden"
+        } else {
+            "FieldValueInvalid"
+        };
+        details["causes"] = json!([{"reason": reason, "message": text, "field": field}]);
+    }
+    details
 }
 
 /// kubectl `auth can-i` and controllers: every access is allowed.
@@ -193,6 +258,9 @@ fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
     if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
+    } else if t.info.custom {
+        // Custom resource lists always carry it, empty on the last page.
+        meta["continue"] = json!("");
     }
     if let Some(r) = page.remaining {
         meta["remainingItemCount"] = json!(r);
@@ -335,6 +403,12 @@ fn create(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
 
 fn check_kind(info: &ResourceInfo, body: &Value) -> Result<()> {
     let kind = body.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind.is_empty() && info.custom {
+        return Err(Error::BadRequest(format!(
+            "{} in version \"{}\" cannot be handled as a {}: Object 'Kind' is missing",
+            info.kind, info.version, info.kind
+        )));
+    }
     if !kind.is_empty() && kind != info.kind {
         return Err(Error::BadRequest(format!(
             "the kind of the object ({kind}) does not match the resource ({})",
@@ -365,14 +439,13 @@ fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     Ok(response::json(200, &store.to_version(&t.info, &obj)?))
 }
 
+/// kube-apiserver's answer to a PATCH of a content type it has no patcher for.
+const UNKNOWN_MEDIA_TYPE: &str = "415: Unsupported Media Type";
+
 fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
     let ct = req.header("content-type");
-    let ptype = PatchType::from_content_type(ct).ok_or_else(|| {
-        Error::UnsupportedMediaType(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
-            if t.info.custom { "" } else { ", application/strategic-merge-patch+json" }
-        ))
-    })?;
+    let ptype = PatchType::from_content_type(ct)
+        .ok_or_else(|| Error::UnsupportedMediaType(UNKNOWN_MEDIA_TYPE.to_string()))?;
     let force = matches!(req.q("force"), Some("true" | "1"));
     if force && ptype != PatchType::Apply {
         return Err(Error::Invalid(
@@ -473,11 +546,19 @@ fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
             200,
             &json!({
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                "details": {"name": name, "group": t.info.group, "kind": t.info.plural,
-                            "uid": meta_str(&obj, "uid")}
+                "details": deleted_details(&t.info, name, meta_str(&obj, "uid")),
             }),
         )),
     }
+}
+
+/// The `details` of a successful delete: name, group (when not core), resource and uid.
+fn deleted_details(info: &ResourceInfo, name: &str, uid: &str) -> Value {
+    let mut details = json!({"name": name, "kind": info.plural, "uid": uid});
+    if !info.group.is_empty() {
+        details["group"] = json!(info.group);
+    }
+    details
 }
 
 fn delete_collection(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
@@ -497,9 +578,13 @@ fn delete_collection(store: &Store, req: &Req, t: &Target<'_>) -> Result<Respons
             Err(e) => return Err(e),
         }
     }
+    let mut metadata = json!({"resourceVersion": store.resource_version().to_string()});
+    if t.info.custom {
+        metadata["continue"] = json!("");
+    }
     Ok(response::json(
         200,
         &json!({"kind": format!("{}List", t.info.kind), "apiVersion": t.info.api_version(),
-                "metadata": {"resourceVersion": store.resource_version().to_string()}, "items": items}),
+                "metadata": metadata, "items": items}),
     ))
 }

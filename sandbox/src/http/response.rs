@@ -38,19 +38,20 @@ pub fn status_body(err: &Error, details: Option<Value>) -> Value {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": err.to_string(), "reason": err.reason(), "code": err.code(),
     });
-    let mut details = details.unwrap_or_else(|| json!({}));
+    let mut details = details;
     if let Error::Conflict { fields, .. } = err
         && !fields.is_empty()
     {
+        let details = details.get_or_insert_with(|| json!({}));
         details["causes"] = fields
             .iter()
             .map(|(m, f)| {
                 json!({"reason": "FieldManagerConflict",
-                           "message": format!("conflict with \"{m}\""), "field": f})
+                           "message": m, "field": f})
             })
             .collect();
     }
-    if details.as_object().is_some_and(|d| !d.is_empty()) {
+    if let Some(details) = details {
         v["details"] = details;
     }
     v
