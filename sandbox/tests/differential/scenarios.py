@@ -1,0 +1,541 @@
+"""The differential scenarios: requests sent alike to kube-apiserver (record.py) and to the
+sandbox (tests/differential.rs). Each scenario runs in namespace `d-<name>`, written `$NS`;
+`{{rv:N}}`, `{{uid:N}}` and `{{continue:N}}` stand for values of step N's answer.
+A step may say `until: <status>` (poll for at most 30 s until the answer has that status,
+for the work of background controllers) and `watch: true` (the answer is a watch stream,
+ended by the request's timeoutSeconds)."""
+
+GROUP = "diff.example.com"
+
+# A namespaced custom resource with a status subresource, created before any scenario.
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets." + GROUP},
+    "spec": {
+        "group": GROUP, "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                  "listKind": "WidgetList"},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            }}},
+        }],
+    },
+}
+SETUP = [{"method": "POST", "path": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+          "body": CRD}]
+SETUP_WAIT = [{"method": "GET", "path": "/apis/" + GROUP + "/v1/widgets"}]
+
+
+def step(method, path, body=None, **extra):
+    out = {"method": method, "path": path}
+    if body is not None:
+        out["body"] = body
+    out.update(extra)
+    return out
+
+
+class Kind:
+    """How to build objects of one kind and where they live."""
+
+    def __init__(self, short, api_version, kind, plural, field, value, other):
+        self.short, self.api_version, self.kind, self.plural = short, api_version, kind, plural
+        self.field, self.value, self.other = field, value, other
+
+    @property
+    def base(self):
+        prefix = "/api/" if "/" not in self.api_version else "/apis/"
+        return prefix + self.api_version + "/namespaces/$NS/" + self.plural
+
+    def path(self, name):
+        return self.base + "/" + name
+
+    def obj(self, name, value=None, labels=None, rv=None, **meta):
+        metadata = {"name": name, **meta}
+        if labels:
+            metadata["labels"] = labels
+        if rv:
+            metadata["resourceVersion"] = rv
+        body = {"apiVersion": self.api_version, "kind": self.kind, "metadata": metadata}
+        body[self.field] = value if value is not None else self.value
+        return body
+
+
+CONFIGMAP = Kind("cm", "v1", "ConfigMap", "configmaps", "data", {"k": "v"}, {"k": "w"})
+SECRET = Kind("secret", "v1", "Secret", "secrets", "stringData", {"k": "v"}, {"k": "w"})
+WIDGET = Kind("widget", GROUP + "/v1", "Widget", "widgets", "spec", {"size": 1}, {"size": 2})
+SERVICE = Kind("svc", "v1", "Service", "services", "spec",
+               {"ports": [{"port": 80, "name": "http"}], "selector": {"app": "a"}},
+               {"ports": [{"port": 81, "name": "http"}], "selector": {"app": "a"}})
+
+
+def crud(k):
+    s = k.short
+    p, b = k.path, k.base
+    out = {
+        s + "-create-get": [step("POST", b, k.obj("a")), step("GET", p("a"))],
+        s + "-create-twice": [step("POST", b, k.obj("a")), step("POST", b, k.obj("a"))],
+        s + "-get-missing": [step("GET", p("nope"))],
+        s + "-update": [step("POST", b, k.obj("a")),
+                        step("PUT", p("a"), k.obj("a", k.other, rv="{{rv:0}}")),
+                        step("GET", p("a"))],
+        s + "-update-stale": [step("POST", b, k.obj("a")),
+                              step("PUT", p("a"), k.obj("a", k.other, rv="{{rv:0}}")),
+                              step("PUT", p("a"), k.obj("a", k.value, rv="{{rv:0}}"))],
+        s + "-update-unconditional": [step("POST", b, k.obj("a")),
+                                      step("PUT", p("a"), k.obj("a", k.other))],
+        s + "-update-missing": [step("PUT", p("nope"), k.obj("nope"))],
+        s + "-update-noop": [step("POST", b, k.obj("a")),
+                             step("PUT", p("a"), k.obj("a", rv="{{rv:0}}"))],
+        s + "-update-labels": [step("POST", b, k.obj("a")),
+                               step("PUT", p("a"), k.obj("a", labels={"x": "y"}, rv="{{rv:0}}"))],
+        s + "-delete": [step("POST", b, k.obj("a")), step("DELETE", p("a")),
+                        step("GET", p("a"))],
+        s + "-delete-missing": [step("DELETE", p("nope"))],
+        s + "-delete-precondition": [
+            step("POST", b, k.obj("a")),
+            step("DELETE", p("a"), {"apiVersion": "v1", "kind": "DeleteOptions",
+                                    "preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}}),
+            step("GET", p("a"))],
+        s + "-delete-precondition-rv": [
+            step("POST", b, k.obj("a")),
+            step("PUT", p("a"), k.obj("a", k.other, rv="{{rv:0}}")),
+            step("DELETE", p("a"), {"apiVersion": "v1", "kind": "DeleteOptions",
+                                    "preconditions": {"resourceVersion": "{{rv:0}}"}})],
+        s + "-generate-name": [step("POST", b, {**k.obj(""), "metadata": {"generateName": "gen-"}})],
+        s + "-invalid-name": [step("POST", b, k.obj("Bad_Name"))],
+        s + "-namespace-mismatch": [step("POST", b, k.obj("a", namespace="elsewhere"))],
+        s + "-name-mismatch": [step("POST", b, k.obj("a")), step("PUT", p("a"), k.obj("b"))],
+        s + "-dry-run-create": [step("POST", b + "?dryRun=All", k.obj("a")), step("GET", p("a"))],
+        s + "-dry-run-delete": [step("POST", b, k.obj("a")), step("DELETE", p("a") + "?dryRun=All"),
+                                step("GET", p("a"))],
+        s + "-list": [step("POST", b, k.obj("b")), step("POST", b, k.obj("a")), step("GET", b)],
+        s + "-missing-namespace": [step("POST", b.replace("$NS", "d-does-not-exist"), k.obj("a"))],
+        s + "-delete-collection": [step("POST", b, k.obj("a", labels={"g": "1"})),
+                                   step("POST", b, k.obj("b", labels={"g": "2"})),
+                                   step("DELETE", b + "?labelSelector=g%3D1"),
+                                   step("GET", b)],
+    }
+    return out
+
+
+def patches():
+    cm, w, svc = CONFIGMAP, WIDGET, SERVICE
+    merge = "application/merge-patch+json"
+    jsonp = "application/json-patch+json"
+    smp = "application/strategic-merge-patch+json"
+    out = {}
+    for k in (cm, w):
+        s = k.short
+        field = k.field
+        seeded = k.obj("a", {"k": "v", "j": "u"} if k is cm else {"size": 1, "color": "red"},
+                       labels={"app": "a", "tier": "web"})
+        first = step("POST", k.base, seeded)
+        key = "k" if k is cm else "size"
+        other = "j" if k is cm else "color"
+        new = "w" if k is cm else 3
+        out.update({
+            s + "-merge-set": [first, step("PATCH", k.path("a"), {field: {key: new}}, contentType=merge)],
+            s + "-merge-null": [first, step("PATCH", k.path("a"), {field: {other: None}}, contentType=merge)],
+            s + "-merge-labels": [first, step("PATCH", k.path("a"),
+                                             {"metadata": {"labels": {"app": None, "new": "x"}}},
+                                             contentType=merge)],
+            s + "-merge-missing": [step("PATCH", k.path("nope"), {field: {key: new}}, contentType=merge)],
+            s + "-merge-stale-rv": [first,
+                                    step("PATCH", k.path("a"), {field: {key: new}}, contentType=merge),
+                                    step("PATCH", k.path("a"),
+                                         {"metadata": {"resourceVersion": "{{rv:0}}"}, field: {key: new}},
+                                         contentType=merge)],
+            s + "-merge-bad-json": [first, step("PATCH", k.path("a"), "{not json", contentType=merge)],
+            s + "-json-add": [first, step("PATCH", k.path("a"),
+                                          [{"op": "add", "path": "/" + field + "/added", "value": "x"}],
+                                          contentType=jsonp)],
+            s + "-json-replace": [first, step("PATCH", k.path("a"),
+                                              [{"op": "replace", "path": "/" + field + "/" + key, "value": new}],
+                                              contentType=jsonp)],
+            s + "-json-remove": [first, step("PATCH", k.path("a"),
+                                             [{"op": "remove", "path": "/" + field + "/" + other}],
+                                             contentType=jsonp)],
+            s + "-json-remove-missing": [first, step("PATCH", k.path("a"),
+                                                     [{"op": "remove", "path": "/" + field + "/absent"}],
+                                                     contentType=jsonp)],
+            s + "-json-test-pass": [first, step("PATCH", k.path("a"),
+                                                [{"op": "test", "path": "/" + field + "/" + key,
+                                                  "value": "v" if k is cm else 1},
+                                                 {"op": "replace", "path": "/" + field + "/" + key, "value": new}],
+                                                contentType=jsonp)],
+            s + "-json-test-fail": [first, step("PATCH", k.path("a"),
+                                                [{"op": "test", "path": "/" + field + "/" + key, "value": "zzz"}],
+                                                contentType=jsonp)],
+            s + "-json-test-null-missing": [first, step("PATCH", k.path("a"),
+                                                        [{"op": "test", "path": "/metadata/finalizers", "value": None},
+                                                         {"op": "add", "path": "/metadata/finalizers", "value": ["x/y"]}],
+                                                        contentType=jsonp),
+                                            step("PATCH", k.path("a"),
+                                                 [{"op": "remove", "path": "/metadata/finalizers"}],
+                                                 contentType=jsonp)],
+            s + "-json-move": [first, step("PATCH", k.path("a"),
+                                           [{"op": "move", "from": "/" + field + "/" + other,
+                                             "path": "/" + field + "/moved"}], contentType=jsonp)],
+            s + "-json-copy": [first, step("PATCH", k.path("a"),
+                                           [{"op": "copy", "from": "/" + field + "/" + key,
+                                             "path": "/" + field + "/copied"}], contentType=jsonp)],
+            s + "-json-bad-op": [first, step("PATCH", k.path("a"),
+                                             [{"op": "frobnicate", "path": "/" + field}], contentType=jsonp)],
+            s + "-json-rv": [first, step("PATCH", k.path("a"),
+                                         [{"op": "replace", "path": "/metadata/resourceVersion", "value": "1"}],
+                                         contentType=jsonp)],
+        })
+    out.update({
+        "cm-smp-data": [step("POST", cm.base, cm.obj("a", {"k": "v", "j": "u"})),
+                        step("PATCH", cm.path("a"), {"data": {"k": None, "n": "m"}}, contentType=smp)],
+        "widget-smp-refused": [step("POST", w.base, w.obj("a")),
+                               step("PATCH", w.path("a"), {"spec": {"size": 2}}, contentType=smp)],
+        "svc-smp-add-port": [step("POST", svc.base, svc.obj("a")),
+                             step("PATCH", svc.path("a"), {"spec": {"ports": [{"port": 443, "name": "https"}]}},
+                                  contentType=smp)],
+        "svc-smp-update-port": [step("POST", svc.base, svc.obj("a")),
+                                step("PATCH", svc.path("a"),
+                                     {"spec": {"ports": [{"port": 80, "name": "web"}]}}, contentType=smp)],
+        "svc-smp-delete-port": [step("POST", svc.base, svc.obj("a", {"ports": [{"port": 80, "name": "http"},
+                                                                              {"port": 443, "name": "https"}],
+                                                                    "selector": {"app": "a"}})),
+                                step("PATCH", svc.path("a"),
+                                     {"spec": {"ports": [{"port": 80, "$patch": "delete"}]}}, contentType=smp)],
+        "svc-smp-replace-ports": [step("POST", svc.base, svc.obj("a")),
+                                  step("PATCH", svc.path("a"),
+                                       {"spec": {"ports": [{"port": 90, "name": "only"}, {"$patch": "replace"}]}},
+                                       contentType=smp)],
+        "svc-smp-element-order": [step("POST", svc.base, svc.obj("a", {"ports": [{"port": 80, "name": "http"},
+                                                                                {"port": 443, "name": "https"}],
+                                                                      "selector": {"app": "a"}})),
+                                  step("PATCH", svc.path("a"),
+                                       {"spec": {"$setElementOrder/ports": [{"port": 443}, {"port": 80}]}},
+                                       contentType=smp)],
+        "cm-smp-delete-from-finalizers": [
+            step("POST", cm.base, cm.obj("a", finalizers=["a.io/x", "a.io/y"])),
+            step("PATCH", cm.path("a"), {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a.io/x"]}},
+                 contentType=smp),
+            step("PATCH", cm.path("a"), {"metadata": {"finalizers": None}}, contentType=merge)],
+        "svc-smp-retain-keys": [step("POST", svc.base, svc.obj("a")),
+                                step("PATCH", svc.path("a"),
+                                     {"spec": {"$retainKeys": ["ports", "selector", "type"], "type": "ClusterIP",
+                                               "sessionAffinity": None}}, contentType=smp)],
+        "svc-smp-selector-null": [step("POST", svc.base, svc.obj("a")),
+                                  step("PATCH", svc.path("a"), {"spec": {"selector": {"app": None, "b": "c"}}},
+                                       contentType=smp)],
+        "cm-patch-unsupported-type": [step("POST", cm.base, cm.obj("a")),
+                                      step("PATCH", cm.path("a"), {"data": {}}, contentType="text/plain")],
+    })
+    return out
+
+
+def ssa():
+    apply = "application/apply-patch+yaml"
+    out = {}
+    for k in (CONFIGMAP, WIDGET):
+        s, p = k.short, k.path
+        key = "k" if k is CONFIGMAP else "size"
+        two = {"k": "v", "j": "u"} if k is CONFIGMAP else {"size": 1, "color": "red"}
+        v1 = "v" if k is CONFIGMAP else 1
+        v2 = "w" if k is CONFIGMAP else 2
+
+        def ap(manager, body, extra=""):
+            return step("PATCH", p("a") + "?fieldManager=" + manager + extra, body, contentType=apply)
+
+        out.update({
+            s + "-apply-create": [ap("a", k.obj("a"))],
+            s + "-apply-no-manager": [step("PATCH", p("a"), k.obj("a"), contentType=apply)],
+            s + "-apply-twice": [ap("a", k.obj("a")), ap("a", k.obj("a"))],
+            s + "-apply-conflict": [ap("a", k.obj("a", {key: v1})), ap("b", k.obj("a", {key: v2}))],
+            s + "-apply-force": [ap("a", k.obj("a", {key: v1})), ap("b", k.obj("a", {key: v2}), "&force=true"),
+                                 ap("a", k.obj("a", {key: v1}))],
+            s + "-apply-remove-field": [ap("a", k.obj("a", two)), ap("a", k.obj("a", {key: v1}))],
+            s + "-apply-shared": [ap("a", k.obj("a", {key: v1})), ap("b", k.obj("a", {key: v1})),
+                                  ap("a", {"apiVersion": k.api_version, "kind": k.kind, "metadata": {"name": "a"}})],
+            s + "-apply-after-update": [step("POST", k.base, k.obj("a", {key: v1})),
+                                        ap("a", k.obj("a", {key: v2}))],
+            s + "-apply-dry-run": [ap("a", k.obj("a"), "&dryRun=All"), step("GET", p("a"))],
+            s + "-apply-labels": [ap("a", k.obj("a", labels={"x": "1", "y": "2"})),
+                                  ap("a", k.obj("a", labels={"x": "1"}))],
+            s + "-apply-name-mismatch": [ap("a", k.obj("b"))],
+            s + "-apply-yaml": [step("PATCH", p("a") + "?fieldManager=y",
+                                     "apiVersion: %s\nkind: %s\nmetadata:\n  name: a\n" % (k.api_version, k.kind),
+                                     contentType=apply)],
+        })
+    return out
+
+
+def status():
+    w, svc = WIDGET, SERVICE
+    merge = "application/merge-patch+json"
+    seeded = {**w.obj("a"), "status": {"phase": "new"}}
+    return {
+        "widget-create-drops-status": [step("POST", w.base, seeded)],
+        "widget-put-ignores-status": [step("POST", w.base, w.obj("a")),
+                                      step("PUT", w.path("a"), {**w.obj("a", {"size": 2}, rv="{{rv:0}}"),
+                                                                "status": {"phase": "x"}})],
+        "widget-status-put-ignores-spec": [
+            step("POST", w.base, w.obj("a")),
+            step("PUT", w.path("a") + "/status", {**w.obj("a", {"size": 9}, rv="{{rv:0}}"),
+                                                   "status": {"phase": "ready"}}),
+            step("GET", w.path("a"))],
+        "widget-status-merge": [step("POST", w.base, w.obj("a")),
+                                step("PATCH", w.path("a") + "/status", {"status": {"phase": "ready"}},
+                                     contentType=merge),
+                                step("GET", w.path("a") + "/status")],
+        "widget-status-generation": [step("POST", w.base, w.obj("a")),
+                                     step("PATCH", w.path("a") + "/status", {"status": {"n": 1}}, contentType=merge),
+                                     step("PATCH", w.path("a"), {"spec": {"size": 5}}, contentType=merge),
+                                     step("PATCH", w.path("a"), {"metadata": {"labels": {"l": "1"}}},
+                                          contentType=merge)],
+        "widget-status-missing": [step("GET", w.path("nope") + "/status")],
+        "svc-status-merge": [step("POST", svc.base, svc.obj("a")),
+                             step("PATCH", svc.path("a") + "/status",
+                                  {"status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}, contentType=merge)],
+        "svc-put-keeps-status": [step("POST", svc.base, svc.obj("a")),
+                                 step("PATCH", svc.path("a") + "/status",
+                                      {"status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}},
+                                      contentType=merge),
+                                 step("PATCH", svc.path("a"), {"status": {"loadBalancer": {}},
+                                                               "metadata": {"labels": {"x": "y"}}},
+                                      contentType=merge)],
+        "cm-status-not-found": [step("POST", CONFIGMAP.base, CONFIGMAP.obj("a")),
+                                step("GET", CONFIGMAP.path("a") + "/status")],
+    }
+
+
+def finalizers():
+    merge = "application/merge-patch+json"
+    out = {}
+    for k in (CONFIGMAP, WIDGET):
+        s, p = k.short, k.path
+        held = k.obj("a", finalizers=["example.com/hold"])
+        out.update({
+            s + "-finalizer-delete": [step("POST", k.base, held), step("DELETE", p("a")), step("GET", p("a"))],
+            s + "-finalizer-release": [step("POST", k.base, held), step("DELETE", p("a")),
+                                       step("PATCH", p("a"), {"metadata": {"finalizers": None}}, contentType=merge),
+                                       step("GET", p("a"))],
+            s + "-finalizer-no-new": [step("POST", k.base, held), step("DELETE", p("a")),
+                                      step("PATCH", p("a"),
+                                           {"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}},
+                                           contentType=merge)],
+            s + "-finalizer-delete-twice": [step("POST", k.base, held), step("DELETE", p("a")),
+                                            step("DELETE", p("a"))],
+            s + "-finalizer-update-while-deleting": [
+                step("POST", k.base, held), step("DELETE", p("a")),
+                step("PATCH", p("a"), {"metadata": {"labels": {"still": "writable"}}}, contentType=merge),
+                step("PATCH", p("a"), {"metadata": {"finalizers": []}}, contentType=merge),
+                step("GET", p("a"))],
+        })
+    return out
+
+
+def gc():
+    cm = CONFIGMAP
+
+    def dependent(name, uid_step, **extra):
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "{{uid:%d}}" % uid_step}
+        ref.update(extra)
+        return cm.obj(name, ownerReferences=[ref])
+
+    def delete(policy):
+        return step("DELETE", cm.path("owner"), {"apiVersion": "v1", "kind": "DeleteOptions",
+                                                 "propagationPolicy": policy})
+
+    return {
+        "gc-background": [step("POST", cm.base, cm.obj("owner")), step("POST", cm.base, dependent("dep", 0)),
+                          delete("Background"), step("GET", cm.path("dep"), until=404)],
+        "gc-default-policy": [step("POST", cm.base, cm.obj("owner")), step("POST", cm.base, dependent("dep", 0)),
+                              step("DELETE", cm.path("owner")), step("GET", cm.path("dep"), until=404)],
+        "gc-orphan": [step("POST", cm.base, cm.obj("owner")), step("POST", cm.base, dependent("dep", 0)),
+                      delete("Orphan"), step("GET", cm.path("owner"), until=404), step("GET", cm.path("dep"))],
+        "gc-foreground": [step("POST", cm.base, cm.obj("owner")),
+                          step("POST", cm.base, dependent("dep", 0, blockOwnerDeletion=True)),
+                          delete("Foreground"), step("GET", cm.path("dep"), until=404),
+                          step("GET", cm.path("owner"), until=404)],
+        "gc-missing-owner": [step("POST", cm.base, cm.obj("owner")), step("DELETE", cm.path("owner")),
+                             step("POST", cm.base, dependent("dep", 0)), step("GET", cm.path("dep"), until=404)],
+        "gc-two-owners": [step("POST", cm.base, cm.obj("owner")), step("POST", cm.base, cm.obj("other")),
+                          step("POST", cm.base, cm.obj("dep", ownerReferences=[
+                              {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "{{uid:0}}"},
+                              {"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": "{{uid:1}}"}])),
+                          step("DELETE", cm.path("owner")), step("GET", cm.path("owner"), until=404),
+                          step("GET", cm.path("dep"), sleep=1)],
+    }
+
+
+def namespaces():
+    ns = "/api/v1/namespaces"
+    cm = CONFIGMAP
+    other = "$NS-x"
+
+    def namespace(name, **meta):
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, **meta}}
+
+    return {
+        "ns-create-get": [step("POST", ns, namespace(other, labels={"team": "a"})), step("GET", ns + "/" + other)],
+        "ns-create-twice": [step("POST", ns, namespace(other)), step("POST", ns, namespace(other))],
+        "ns-delete-terminating": [step("POST", ns, namespace(other)),
+                                  step("POST", "/api/v1/namespaces/" + other + "/configmaps",
+                                       {**cm.obj("a"), "metadata": {"name": "a", "finalizers": ["example.com/hold"]}}),
+                                  step("DELETE", ns + "/" + other),
+                                  step("POST", "/api/v1/namespaces/" + other + "/configmaps", cm.obj("b")),
+                                  step("PATCH", "/api/v1/namespaces/" + other + "/configmaps/a",
+                                       {"metadata": {"finalizers": None}},
+                                       contentType="application/merge-patch+json"),
+                                  step("GET", ns + "/" + other, until=404)],
+        "ns-delete-empty": [step("POST", ns, namespace(other)), step("DELETE", ns + "/" + other),
+                            step("GET", ns + "/" + other, until=404)],
+        "ns-delete-missing": [step("DELETE", ns + "/d-does-not-exist")],
+        "ns-invalid-name": [step("POST", ns, namespace("Not_Valid"))],
+        "ns-update-labels": [step("POST", ns, namespace(other)),
+                             step("PATCH", ns + "/" + other, {"metadata": {"labels": {"a": "b"}}},
+                                  contentType="application/merge-patch+json")],
+    }
+
+
+def selectors():
+    cm, secret = CONFIGMAP, SECRET
+    seed = [step("POST", cm.base, cm.obj("a", labels={"app": "a", "env": "prod"})),
+            step("POST", cm.base, cm.obj("b", labels={"app": "b", "env": "dev"})),
+            step("POST", cm.base, cm.obj("c", labels={"env": "prod"})),
+            step("POST", cm.base, cm.obj("d"))]
+
+    def listing(query):
+        return seed + [step("GET", cm.base + "?" + query)]
+
+    out = {
+        "sel-eq": listing("labelSelector=app%3Da"),
+        "sel-double-eq": listing("labelSelector=app%3D%3Da"),
+        "sel-neq": listing("labelSelector=app%21%3Da"),
+        "sel-in": listing("labelSelector=app+in+%28a%2Cb%29"),
+        "sel-notin": listing("labelSelector=app+notin+%28a%29"),
+        "sel-exists": listing("labelSelector=app"),
+        "sel-not-exists": listing("labelSelector=%21app"),
+        "sel-and": listing("labelSelector=env%3Dprod%2Capp%3Da"),
+        "sel-none": listing("labelSelector=app%3Dzzz"),
+        "sel-invalid": listing("labelSelector=app%3D%3D%3Da"),
+        "sel-field-name": listing("fieldSelector=metadata.name%3Db"),
+        "sel-field-not-name": listing("fieldSelector=metadata.name%21%3Db"),
+        "sel-field-namespace": listing("fieldSelector=metadata.namespace%3D$NS"),
+        "sel-field-unsupported": listing("fieldSelector=data.k%3Dv"),
+        "sel-field-and-label": listing("fieldSelector=metadata.name%21%3Da&labelSelector=env%3Dprod"),
+        "sel-limit": listing("limit=2"),
+        "sel-limit-continue": seed + [step("GET", cm.base + "?limit=3"),
+                                      step("GET", cm.base + "?limit=3&continue={{continue:4}}")],
+        "sel-limit-label": listing("limit=1&labelSelector=env%3Dprod"),
+        "sel-bad-continue": listing("limit=1&continue=garbage"),
+        "sel-secret-type": [step("POST", secret.base, secret.obj("s1")),
+                            step("POST", secret.base, {**secret.obj("s2"), "type": "example.com/custom"}),
+                            step("GET", secret.base + "?fieldSelector=type%3Dexample.com%2Fcustom")],
+        "sel-all-namespaces": seed + [step("GET", "/api/v1/configmaps?labelSelector=app%3Da%2Cenv%3Dprod"
+                                               "&fieldSelector=metadata.namespace%3D$NS")],
+        "sel-widget-label": [step("POST", WIDGET.base, WIDGET.obj("a", labels={"x": "1"})),
+                             step("POST", WIDGET.base, WIDGET.obj("b", labels={"x": "2"})),
+                             step("GET", WIDGET.base + "?labelSelector=x+in+%282%29")],
+        "sel-widget-field-name": [step("POST", WIDGET.base, WIDGET.obj("a")),
+                                  step("POST", WIDGET.base, WIDGET.obj("b")),
+                                  step("GET", WIDGET.base + "?fieldSelector=metadata.name%3Da")],
+    }
+    return out
+
+
+def watches():
+    cm, w = CONFIGMAP, WIDGET
+    merge = "application/merge-patch+json"
+
+    def watch(path, query):
+        return step("GET", path + "?watch=1&timeoutSeconds=1" + query, watch=True)
+
+    def story(k):
+        return [step("POST", k.base, k.obj("a", labels={"app": "a"})),
+                step("PATCH", k.path("a"), {"metadata": {"labels": {"seen": "yes"}}}, contentType=merge),
+                step("POST", k.base, k.obj("b", labels={"app": "b"})),
+                step("DELETE", k.path("a"))]
+
+    out = {}
+    for k in (cm, w):
+        s = k.short
+        out.update({
+            s + "-watch-from-create": story(k) + [watch(k.base, "&resourceVersion={{rv:0}}")],
+            s + "-watch-label": story(k) + [watch(k.base, "&resourceVersion={{rv:0}}&labelSelector=app%3Db")],
+            s + "-watch-field": story(k) + [watch(k.base, "&resourceVersion={{rv:0}}"
+                                                           "&fieldSelector=metadata.name%3Da")],
+            s + "-watch-current": story(k) + [watch(k.base, "")],
+            s + "-watch-rv-zero": story(k) + [watch(k.base, "&resourceVersion=0")],
+            s + "-watch-from-last": story(k) + [watch(k.base, "&resourceVersion={{rv:3}}")],
+        })
+    out.update({
+        "cm-watch-finalizer-sequence": [
+            step("POST", cm.base, cm.obj("a", finalizers=["example.com/hold"])),
+            step("DELETE", cm.path("a")),
+            step("PATCH", cm.path("a"), {"metadata": {"finalizers": None}}, contentType=merge),
+            watch(cm.base, "&resourceVersion={{rv:0}}")],
+        "cm-watch-noop-update": [
+            step("POST", cm.base, cm.obj("a")),
+            step("PUT", cm.path("a"), cm.obj("a", rv="{{rv:0}}")),
+            step("PATCH", cm.path("a"), {"data": {"k": "z"}}, contentType=merge),
+            watch(cm.base, "&resourceVersion={{rv:0}}")],
+        "cm-watch-list-rv": [
+            step("POST", cm.base, cm.obj("a")),
+            step("GET", cm.base),
+            step("POST", cm.base, cm.obj("b")),
+            watch(cm.base, "&resourceVersion={{rv:1}}")],
+        "widget-watch-status": [
+            step("POST", w.base, w.obj("a")),
+            step("PATCH", w.path("a") + "/status", {"status": {"phase": "x"}}, contentType=merge),
+            watch(w.base, "&resourceVersion={{rv:0}}")],
+    })
+    return out
+
+
+def errors():
+    cm = CONFIGMAP
+    return {
+        "err-unknown-resource": [step("GET", "/api/v1/namespaces/$NS/frobnicators")],
+        "err-unknown-group": [step("GET", "/apis/nothing.example.com/v1/things")],
+        "err-unknown-version": [step("GET", "/apis/" + GROUP + "/v9/namespaces/$NS/widgets")],
+        "err-bad-json": [step("POST", cm.base, "{oops")],
+        "err-kind-mismatch": [step("POST", cm.base, {**SECRET.obj("a")})],
+        "err-missing-name": [step("POST", cm.base, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})],
+        "err-namespaced-without-namespace": [step("GET", "/api/v1/configmaps/a")],
+        "err-put-to-collection": [step("PUT", cm.base, cm.obj("a"))],
+        "err-name-too-long": [step("POST", cm.base, cm.obj("x" * 254))],
+        "err-label-value-invalid": [step("POST", cm.base, cm.obj("a", labels={"k": "not valid!"}))],
+        "err-label-key-invalid": [step("POST", cm.base, cm.obj("a", labels={"-k": "v"}))],
+        "err-get-collection-by-empty-name": [step("GET", cm.base + "/")],
+        "err-widget-no-kind": [step("POST", WIDGET.base, {"apiVersion": WIDGET.api_version,
+                                                          "metadata": {"name": "a"}})],
+    }
+
+
+def families():
+    """Scenario families in a fixed order: {family: [{"name", "steps"}]}."""
+    groups = {
+        "crud": {**crud(CONFIGMAP), **crud(SECRET), **crud(WIDGET), **crud(SERVICE)},
+        "patch": patches(),
+        "apply": ssa(),
+        "status": status(),
+        "finalizers": finalizers(),
+        "gc": gc(),
+        "namespaces": namespaces(),
+        "selectors": selectors(),
+        "watch": watches(),
+        "errors": errors(),
+    }
+    return {family: [{"name": name, "steps": steps, **({"cleanup": ["/api/v1/namespaces/d-" + name + "-x"]}
+                                                        if family == "namespaces" else {})}
+                     for name, steps in items.items()]
+            for family, items in groups.items()}
+
+
+if __name__ == "__main__":
+    total = 0
+    for family, items in families().items():
+        print(family, len(items))
+        total += len(items)
+    print("total", total)
