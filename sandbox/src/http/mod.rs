@@ -2,6 +2,7 @@
 
 pub mod discovery;
 pub mod openapi;
+pub mod protobuf;
 pub mod resources;
 pub mod response;
 pub mod table;

@@ -349,9 +349,7 @@ fn scale_of(info: &ResourceInfo, obj: &Value) -> Value {
 fn decode_body(req: &Req) -> Result<Value> {
     let ct = req.header("content-type");
     if ct.starts_with("application/vnd.kubernetes.protobuf") {
-        return Err(Error::UnsupportedMediaType(
-            "the sandbox does not accept protobuf bodies yet; use `kubectl create -f` or `kubectl apply -f` with YAML/JSON instead of `kubectl create <kind>`".into(),
-        ));
+        return super::protobuf::decode(&req.body);
     }
     if ct.contains("yaml") {
         let text = std::str::from_utf8(&req.body)
