@@ -8,13 +8,92 @@ use serde_json::{Map, Value, json};
 
 /// Fills the defaults kube-apiserver sets on `obj` of resource `info`; other kinds pass unchanged.
 pub fn apply(info: &ResourceInfo, obj: &mut Value) {
-    if !info.group.is_empty() {
-        return;
-    }
-    match info.plural.as_str() {
-        "services" => service(obj),
-        "secrets" => secret(obj),
+    match (info.group.as_str(), info.plural.as_str()) {
+        ("", "services") => service(obj),
+        ("", "secrets") => secret(obj),
+        ("apps", "deployments") => deployment(obj),
         _ => {}
+    }
+}
+
+/// A Deployment: one replica, a RollingUpdate strategy of 25%/25%, 10 revisions kept, a 600 s
+/// progress deadline, and the pod template's defaults.
+fn deployment(obj: &mut Value) {
+    let Some(spec) = obj
+        .as_object_mut()
+        .and_then(|root| object_entry(root, "spec"))
+    else {
+        return;
+    };
+    spec.entry("replicas").or_insert_with(|| json!(1));
+    spec.entry("revisionHistoryLimit")
+        .or_insert_with(|| json!(10));
+    spec.entry("progressDeadlineSeconds")
+        .or_insert_with(|| json!(600));
+    if let Some(strategy) = object_entry(spec, "strategy") {
+        let kind = strategy
+            .entry("type")
+            .or_insert_with(|| json!("RollingUpdate"))
+            .clone();
+        if kind == "RollingUpdate"
+            && let Some(rolling) = object_entry(strategy, "rollingUpdate")
+        {
+            rolling
+                .entry("maxUnavailable")
+                .or_insert_with(|| json!("25%"));
+            rolling.entry("maxSurge").or_insert_with(|| json!("25%"));
+        }
+    }
+    if let Some(pod) = object_entry(spec, "template").and_then(|t| object_entry(t, "spec")) {
+        pod_spec(pod);
+    }
+}
+
+/// A pod spec's defaults: restart policy, grace period, DNS policy, scheduler, security
+/// context, and per container the termination message and pull policy (`Always` for an
+/// untagged or `latest` image) and each port's protocol.
+fn pod_spec(spec: &mut Map<String, Value>) {
+    spec.entry("restartPolicy")
+        .or_insert_with(|| json!("Always"));
+    spec.entry("terminationGracePeriodSeconds")
+        .or_insert_with(|| json!(30));
+    spec.entry("dnsPolicy")
+        .or_insert_with(|| json!("ClusterFirst"));
+    spec.entry("securityContext").or_insert_with(|| json!({}));
+    spec.entry("schedulerName")
+        .or_insert_with(|| json!("default-scheduler"));
+    for list in ["initContainers", "containers"] {
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            container
+                .entry("terminationMessagePath")
+                .or_insert_with(|| json!("/dev/termination-log"));
+            container
+                .entry("terminationMessagePolicy")
+                .or_insert_with(|| json!("File"));
+            container.entry("resources").or_insert_with(|| json!({}));
+            let image = container
+                .get("image")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let last = image.rsplit('/').next().unwrap_or_default();
+            let tag = last.split_once(':').map(|(_, tag)| tag);
+            let pull = if image.contains('@') || tag.is_some_and(|t| t != "latest") {
+                "IfNotPresent"
+            } else {
+                "Always"
+            };
+            container
+                .entry("imagePullPolicy")
+                .or_insert_with(|| json!(pull));
+            if let Some(ports) = container.get_mut("ports").and_then(Value::as_array_mut) {
+                for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+                    port.entry("protocol").or_insert_with(|| json!("TCP"));
+                }
+            }
+        }
     }
 }
 
@@ -306,6 +385,31 @@ mod tests {
         let mut typed = json!({"type": "kubernetes.io/tls"});
         apply(&secrets, &mut typed);
         assert_eq!(typed, json!({"type": "kubernetes.io/tls"}));
+    }
+
+    #[test]
+    fn a_bare_deployment_gets_the_api_servers_defaults() {
+        let info = Registry::builtin()
+            .get("apps", "v1", "deployments")
+            .unwrap_or_else(|| panic!("deployments are built in"));
+        let mut deployment = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "nginx", "ports": [{"containerPort": 80}]},
+            {"name": "b", "image": "registry:5000/tools:1.2"},
+        ]}}}});
+        apply(&info, &mut deployment);
+        let spec = &deployment["spec"];
+        assert_eq!(spec["replicas"], 1);
+        assert_eq!(spec["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        assert_eq!(spec["revisionHistoryLimit"], 10);
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+        assert_eq!(pod["containers"][0]["imagePullPolicy"], "Always");
+        assert_eq!(pod["containers"][0]["ports"][0]["protocol"], "TCP");
+        assert_eq!(pod["containers"][1]["imagePullPolicy"], "IfNotPresent");
+        let mut recreate = json!({"spec": {"replicas": 0, "strategy": {"type": "Recreate"}}});
+        apply(&info, &mut recreate);
+        assert_eq!(recreate["spec"]["replicas"], 0);
+        assert_eq!(recreate["spec"]["strategy"], json!({"type": "Recreate"}));
     }
 
     #[test]

@@ -305,6 +305,30 @@ async fn kubectl_commands_work() {
             "2 nginx:1.27 8080 web",
         ),
         (
+            vec!["rollout", "restart", "deploy/web", "-n", "foo"],
+            None,
+            true,
+            "deployment.apps/web restarted",
+        ),
+        (
+            vec!["describe", "deploy", "web", "-n", "foo"],
+            None,
+            true,
+            "RollingUpdate",
+        ),
+        (
+            vec!["get", "all", "-n", "foo"],
+            None,
+            true,
+            "deployment.apps/web",
+        ),
+        (
+            vec!["run", "p", "--image=nginx", "-n", "foo"],
+            None,
+            true,
+            "pod/p created",
+        ),
+        (
             vec!["create", "job", "once", "-n", "foo", "--image=busybox"],
             None,
             false,

@@ -1,5 +1,6 @@
 //! Watch streams: history replay from a resourceVersion, 410 as an in-stream ERROR event,
-//! bookmarks, `timeoutSeconds` and `sendInitialEvents`.
+//! bookmarks (every minute and at the timeout, as kube-apiserver's watch cache sends them),
+//! `timeoutSeconds` and `sendInitialEvents`.
 
 use super::{Req, response};
 use crate::error::{Error, Result};
@@ -53,6 +54,9 @@ fn params(req: &Req) -> Result<Params> {
     })
 }
 
+/// How often a watch that allows bookmarks gets one.
+const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+
 struct Stream {
     store: Arc<Store>,
     info: Arc<ResourceInfo>,
@@ -62,6 +66,8 @@ struct Stream {
     rx: broadcast::Receiver<Arc<Event>>,
     deadline: Option<Instant>,
     initial_bookmark: Option<u64>,
+    /// When the next periodic bookmark is due (only when bookmarks are allowed).
+    next_bookmark: Option<Instant>,
     last_rv: u64,
     done: bool,
 }
@@ -115,7 +121,17 @@ impl Stream {
                     None => std::future::pending().await,
                 }
             };
+            let bookmark_due = async {
+                match self.next_bookmark {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
+                () = bookmark_due => {
+                    self.next_bookmark = Some(Instant::now() + BOOKMARK_EVERY);
+                    return Some(self.bookmark(self.last_rv, false));
+                }
                 ev = self.rx.recv() => match ev {
                     Ok(ev) => {
                         if ev.rv <= self.last_rv {
@@ -187,6 +203,7 @@ pub fn serve(
         Err(e) => return response::error(&e, None),
     };
     let initial_bookmark = (p.initial_events && p.bookmarks).then_some(now);
+    let p_bookmarks = p.bookmarks;
     let state = Stream {
         store: Arc::clone(store),
         info: info.clone(),
@@ -196,6 +213,7 @@ pub fn serve(
         replay: replay.into(),
         rx,
         initial_bookmark,
+        next_bookmark: p_bookmarks.then(|| Instant::now() + BOOKMARK_EVERY),
         last_rv: now,
         done: false,
     };
@@ -205,4 +223,53 @@ pub fn serve(
             |mut s| async move { s.next().await.map(|b| (Ok(b), s)) },
         );
     stream_response(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn stream(store: &Arc<Store>, bookmarks: bool) -> Stream {
+        let info = store.resolve("", "v1", "configmaps").unwrap();
+        let (replay, rx, now) = store.watch(&info, None, WatchFrom::Now).unwrap();
+        Stream {
+            store: Arc::clone(store),
+            info,
+            ns: None,
+            p: Params {
+                from: WatchFrom::Now,
+                timeout: None,
+                bookmarks,
+                initial_events: false,
+                labels: LabelSelector::default(),
+                fields: FieldSelector::default(),
+            },
+            replay: replay.into(),
+            rx,
+            deadline: None,
+            initial_bookmark: None,
+            next_bookmark: bookmarks.then(|| Instant::now() + BOOKMARK_EVERY),
+            last_rv: now,
+            done: false,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quiet_watch_gets_a_bookmark_every_minute_when_it_allows_them() {
+        let store = Arc::new(Store::new());
+        let mut allowing = stream(&store, true);
+        // Skip the standard namespaces' ADDED events.
+        allowing.replay.clear();
+        let started = Instant::now();
+        let frame = allowing.next().await.unwrap();
+        let text = String::from_utf8(frame.to_vec()).unwrap();
+        assert!(text.contains("\"BOOKMARK\""), "{text}");
+        assert_eq!(started.elapsed(), BOOKMARK_EVERY);
+        let mut quiet = stream(&store, false);
+        quiet.replay.clear();
+        let waited = tokio::time::timeout(BOOKMARK_EVERY * 2, quiet.next()).await;
+        assert!(waited.is_err(), "no bookmark without allowWatchBookmarks");
+    }
 }
