@@ -82,6 +82,8 @@ async fn kubectl_commands_work() {
         ),
         (vec!["get", "widgets"], None, true, "COLOUR"),
         (vec!["get", "widgets"], None, true, "teal"),
+        (vec!["explain", "widgets"], None, true, "example.com"),
+        (vec!["cluster-info"], None, true, "is running at"),
         (
             vec!["create", "-f", "-"],
             Some(CM),
