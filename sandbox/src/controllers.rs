@@ -1,5 +1,6 @@
 //! Built-in background controllers, reacting to the event stream like the real ones:
-//! the garbage collector (background, foreground, orphan) and the namespace controller.
+//! the garbage collector (background, foreground, orphan), the namespace controller, and a
+//! deployment controller that completes rollouts at once (the sandbox runs no pods).
 
 use crate::meta::{finalizers, meta_str};
 use crate::registry::{GroupResource, ResourceInfo};
@@ -134,6 +135,9 @@ fn handle(store: &Store, index: &mut Index, ev: &Event) {
             }
         }
     }
+    if !deleted && !deleting && ev.gr.group == "apps" && ev.gr.resource == "deployments" {
+        complete_rollout(store, ev);
+    }
     // Namespace lifecycle.
     if ev.gr.group.is_empty() && ev.gr.resource == "namespaces" {
         if deleting && !deleted {
@@ -147,6 +151,77 @@ fn handle(store: &Store, index: &mut Index, ev: &Event) {
             .is_ok_and(|n| !meta_str(&n, "deletionTimestamp").is_empty())
     {
         namespace_step(store, &ev.namespace);
+    }
+}
+
+/// The status kube-controller-manager gives a Deployment whose pods all became available:
+/// observedGeneration caught up, every replica updated, ready and available, and the
+/// Available and Progressing conditions true. No ReplicaSets or Pods are created.
+fn rolled_out(deployment: &Value) -> Value {
+    let replicas = deployment
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let generation = deployment
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
+    let now = crate::meta::now_rfc3339();
+    let condition = |kind: &str, reason: &str, message: String| {
+        json!({"type": kind, "status": "True", "reason": reason, "message": message,
+               "lastUpdateTime": now, "lastTransitionTime": now})
+    };
+    let name = meta_str(deployment, "name");
+    let mut status = json!({
+        "observedGeneration": generation,
+        "conditions": [
+            condition("Available", "MinimumReplicasAvailable",
+                      "Deployment has minimum availability.".into()),
+            condition("Progressing", "NewReplicaSetAvailable",
+                      format!("ReplicaSet \"{name}\" has successfully progressed.")),
+        ],
+    });
+    if replicas > 0 {
+        for field in [
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+        ] {
+            status[field] = json!(replicas);
+        }
+    }
+    status
+}
+
+fn complete_rollout(store: &Store, ev: &Event) {
+    let generation = ev.object.pointer("/metadata/generation");
+    let spec_replicas = ev.object.pointer("/spec/replicas").and_then(Value::as_i64);
+    let status = ev.object.get("status");
+    let observed = status.and_then(|s| s.get("observedGeneration"));
+    let replicas = status
+        .and_then(|s| s.get("replicas"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if observed.is_some() && observed == generation && Some(replicas) == spec_replicas {
+        return;
+    }
+    let Some(info) = info_of(store, &ev.gr) else {
+        return;
+    };
+    let name = meta_str(&ev.object, "name");
+    let opts = WriteOptions {
+        manager: "kube-controller-manager".into(),
+        subresource: "status".into(),
+        ..WriteOptions::default()
+    };
+    let res = store.modify(&info, &ev.namespace, name, &opts, |old| {
+        let mut new = old.clone();
+        new["status"] = rolled_out(old);
+        Ok(new)
+    });
+    if let Err(e) = res {
+        tracing::debug!(error = %e, %name, "deployment controller: status update failed");
     }
 }
 

@@ -307,6 +307,19 @@ async fn kubectl_commands_work() {
             "2 nginx:1.27 8080 web",
         ),
         (
+            vec![
+                "rollout",
+                "status",
+                "deploy/web",
+                "-n",
+                "foo",
+                "--timeout=10s",
+            ],
+            None,
+            true,
+            "successfully rolled out",
+        ),
+        (
             vec!["rollout", "restart", "deploy/web", "-n", "foo"],
             None,
             true,
