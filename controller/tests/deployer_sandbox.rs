@@ -357,3 +357,27 @@ async fn a_paused_profile_or_cluster_is_left_as_it_is() {
     task.abort();
     sandbox.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_a_policy_no_longer_holds_is_deleted() {
+    let (sandbox, task, mgmt, managed) = deployer_only().await;
+    apply(&mgmt, policy("web-policy", "web", "one")).await;
+    apply(&mgmt, policy("other-policy", "other", "x")).await;
+    apply(&mgmt, profile("web", &["web-policy"], json!({}))).await;
+    apply(&mgmt, profile("other", &["other-policy"], json!({}))).await;
+    eventually("both objects", || async {
+        value_of(&managed, "web").await.is_some() && value_of(&managed, "other").await.is_some()
+    })
+    .await;
+    // The policy now holds a differently named object: the old one goes, the other
+    // profile's object of the same kind stays.
+    apply(&mgmt, policy("web-policy", "web-2", "two")).await;
+    eventually("the renamed object alone", || async {
+        value_of(&managed, "web").await.is_none()
+            && value_of(&managed, "web-2").await.as_deref() == Some("two")
+    })
+    .await;
+    assert_eq!(value_of(&managed, "other").await.as_deref(), Some("x"));
+    task.abort();
+    sandbox.shutdown().await;
+}

@@ -38,8 +38,13 @@ struct Manifest {
     object: Value,
 }
 
-/// A deployed object's identity.
-type Key = (Target, String, String, String);
+/// A deployed object's identity: target, `Kind.version.group`, namespace, name.
+pub type Key = (Target, String, String, String);
+
+/// What each (profile, summary annotation) pair deployed in its last complete pass, so that
+/// the next pass finds stale objects by name instead of listing every object of their kinds
+/// in the cluster. Empty after a start: the first pass of each pair lists.
+pub type Record = BTreeMap<(String, String), BTreeSet<Key>>;
 
 /// What a pass did in one cluster.
 #[derive(Debug, Default)]
@@ -148,6 +153,8 @@ pub struct Deployer<'a> {
     pub targets: &'a mut Targets,
     /// Renders names (cluster-only templates).
     pub names: &'a GoTemplates,
+    /// What earlier passes deployed.
+    pub record: &'a mut Record,
 }
 
 impl Deployer<'_> {
@@ -502,6 +509,17 @@ impl Deployer<'_> {
                 Err(reason) => failure = Some(reason),
             }
         }
+        let pair = (owner.profile.clone(), owner.summary.clone());
+        if !dry_run {
+            match (&failure, self.record.get_mut(&pair)) {
+                (None, _) => {
+                    self.record.insert(pair, deployed);
+                }
+                // Keep remembering what may still be stale, plus what this pass added.
+                (Some(_), Some(known)) => known.extend(deployed),
+                (Some(_), None) => {}
+            }
+        }
         if dry_run {
             // Nothing changed: the record of what is deployed stays as it was.
             return Outcome {
@@ -531,7 +549,88 @@ impl Deployer<'_> {
         keep: &BTreeSet<Key>,
         behaviour: Removal,
     ) -> Result<Vec<Key>, String> {
+        let pair = (owner.profile.clone(), owner.summary.clone());
+        let candidates = match self.record.get(&pair) {
+            Some(known) => {
+                let stale: Vec<Key> = known.difference(keep).cloned().collect();
+                self.fetch(&stale).await?
+            }
+            None => self.list(targets, kinds).await?,
+        };
         let mut removed = Vec::new();
+        for (key, object) in candidates {
+            let (target, kind, namespace, name) = &key;
+            let value = serde_json::to_value(&object).map_err(|e| e.to_string())?;
+            if keep.contains(&key) || !deployed_by(&value, &owner.profile, &owner.summary) {
+                continue;
+            }
+            let Some(gvk) = parse_gvk(kind) else { continue };
+            let client = self.client(target).await?;
+            let served = self.targets.kind(target, &client, &gvk).await?;
+            let api: Api<DynamicObject> = if served.namespaced {
+                Api::namespaced_with(client, namespace, &served.resource)
+            } else {
+                Api::all_with(client, &served.resource)
+            };
+            let result = match behaviour {
+                Removal::Report => Ok(()),
+                Removal::Do(StopMatchingBehavior::WithdrawPolicies) => api
+                    .delete(name, &DeleteParams::background())
+                    .await
+                    .map(|_| ()),
+                Removal::Do(StopMatchingBehavior::LeavePolicies) => {
+                    let mut stripped = value;
+                    strip(&mut stripped);
+                    let object: DynamicObject =
+                        serde_json::from_value(stripped).map_err(|e| e.to_string())?;
+                    api.replace(name, &PostParams::default(), &object)
+                        .await
+                        .map(|_| ())
+                }
+            };
+            match result {
+                Ok(()) => removed.push(key),
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(error) => return Err(format!("removing {} {name}: {error}", gvk.kind)),
+            }
+        }
+        Ok(removed)
+    }
+
+    /// The objects behind `keys` that still exist.
+    async fn fetch(&mut self, keys: &[Key]) -> Result<Vec<(Key, DynamicObject)>, String> {
+        let mut found = Vec::new();
+        for key in keys {
+            let (target, kind, namespace, name) = key;
+            let Some(gvk) = parse_gvk(kind) else { continue };
+            let client = self.client(target).await?;
+            let Ok(served) = self.targets.kind(target, &client, &gvk).await else {
+                // The kind is gone from the cluster, and its objects with it.
+                continue;
+            };
+            let api: Api<DynamicObject> = if served.namespaced {
+                Api::namespaced_with(client, namespace, &served.resource)
+            } else {
+                Api::all_with(client, &served.resource)
+            };
+            if let Some(object) = api
+                .get_opt(name)
+                .await
+                .map_err(|e| format!("reading {} {name}: {e}", gvk.kind))?
+            {
+                found.push((key.clone(), object));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Every object of `kinds` in `targets`.
+    async fn list(
+        &mut self,
+        targets: &BTreeSet<Target>,
+        kinds: &BTreeSet<String>,
+    ) -> Result<Vec<(Key, DynamicObject)>, String> {
+        let mut found = Vec::new();
         for target in targets {
             let client = self.client(target).await?;
             for kind in kinds {
@@ -546,48 +645,17 @@ impl Deployer<'_> {
                     .await
                     .map_err(|e| format!("listing {}: {e}", gvk.kind))?;
                 for object in listed {
-                    let namespace = object.namespace().unwrap_or_default();
-                    let name = object.name_any();
                     let key = (
                         target.clone(),
                         kind.clone(),
-                        namespace.clone(),
-                        name.clone(),
+                        object.namespace().unwrap_or_default(),
+                        object.name_any(),
                     );
-                    let value = serde_json::to_value(&object).map_err(|e| e.to_string())?;
-                    if keep.contains(&key) || !deployed_by(&value, &owner.profile, &owner.summary) {
-                        continue;
-                    }
-                    let api: Api<DynamicObject> = if served.namespaced {
-                        Api::namespaced_with(client.clone(), &namespace, &served.resource)
-                    } else {
-                        Api::all_with(client.clone(), &served.resource)
-                    };
-                    let result = match behaviour {
-                        Removal::Report => Ok(()),
-                        Removal::Do(StopMatchingBehavior::WithdrawPolicies) => api
-                            .delete(&name, &DeleteParams::background())
-                            .await
-                            .map(|_| ()),
-                        Removal::Do(StopMatchingBehavior::LeavePolicies) => {
-                            let mut stripped = value;
-                            strip(&mut stripped);
-                            let object: DynamicObject =
-                                serde_json::from_value(stripped).map_err(|e| e.to_string())?;
-                            api.replace(&name, &PostParams::default(), &object)
-                                .await
-                                .map(|_| ())
-                        }
-                    };
-                    match result {
-                        Ok(()) => removed.push(key),
-                        Err(kube::Error::Api(status)) if status.code == 404 => {}
-                        Err(error) => return Err(format!("removing {} {name}: {error}", gvk.kind)),
-                    }
+                    found.push((key, object));
                 }
             }
         }
-        Ok(removed)
+        Ok(found)
     }
 
     /// Withdraws what `profile` deployed in `cluster` (the profile is gone or no longer
@@ -624,8 +692,10 @@ impl Deployer<'_> {
             &BTreeSet::new(),
             Removal::Do(spec.stop_matching_behavior),
         )
-        .await
-        .map(drop)
+        .await?;
+        self.record
+            .remove(&(owner.profile.clone(), owner.summary.clone()));
+        Ok(())
     }
 }
 

@@ -227,6 +227,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     telemetry.set_ready(CONTROLLER);
     let names = GoTemplates::new();
     let mut targets = Targets::new(client.clone());
+    let mut record = deploy::Record::new();
     for profile in caches.profiles.state() {
         queue.mark(profile.name_any_or_default());
     }
@@ -240,6 +241,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 caches: &caches,
                 targets: &mut targets,
                 names: &names,
+                record: &mut record,
             };
             let started = std::time::Instant::now();
             let outcome = reconcile(&client, &mut deployer, &name).await;
