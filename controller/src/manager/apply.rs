@@ -52,8 +52,31 @@ fn labels_hold(
     existing: Option<&BTreeMap<String, String>>,
     wanted: &BTreeMap<String, String>,
 ) -> bool {
-    let existing = existing.cloned().unwrap_or_default();
-    wanted.iter().all(|(k, v)| existing.get(k) == Some(v))
+    wanted
+        .iter()
+        .all(|(k, v)| existing.and_then(|e| e.get(k)) == Some(v))
+}
+
+/// Whether a stored ConfigMap's data is the generated data (absent counts as empty).
+fn same_data(
+    current: Option<&BTreeMap<String, String>>,
+    wanted: &BTreeMap<String, String>,
+) -> bool {
+    current.map_or(wanted.is_empty(), |c| c == wanted)
+}
+
+/// Whether a stored Secret's data is the generated data, as bytes.
+fn same_bytes(
+    current: Option<&BTreeMap<String, ByteString>>,
+    wanted: &BTreeMap<String, String>,
+) -> bool {
+    let current_len = current.map_or(0, BTreeMap::len);
+    current_len == wanted.len()
+        && current
+            .into_iter()
+            .flatten()
+            .zip(wanted)
+            .all(|((k1, v1), (k2, v2))| k1 == k2 && v1.0 == v2.as_bytes())
 }
 
 /// Applies `plan` for `trigger`.
@@ -76,15 +99,14 @@ pub async fn apply(
             let current = caches
                 .secrets
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let object = secret(generated);
             let same = current.is_some_and(|c| {
-                c.data == object.data
-                    && c.type_ == object.type_
+                same_bytes(c.data.as_ref(), &generated.data)
+                    && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
                     && meta_holds(&c.metadata, generated)
             });
             if !same {
                 secrets
-                    .patch(&generated.name, &params, &Patch::Apply(&object))
+                    .patch(&generated.name, &params, &Patch::Apply(&secret(generated)))
                     .await?;
                 applied.written += 1;
             }
@@ -92,12 +114,16 @@ pub async fn apply(
             let current = caches
                 .config_maps
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let object = config_map(generated);
-            let same = current
-                .is_some_and(|c| c.data == object.data && meta_holds(&c.metadata, generated));
+            let same = current.is_some_and(|c| {
+                same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated)
+            });
             if !same {
                 config_maps
-                    .patch(&generated.name, &params, &Patch::Apply(&object))
+                    .patch(
+                        &generated.name,
+                        &params,
+                        &Patch::Apply(&config_map(generated)),
+                    )
                     .await?;
                 applied.written += 1;
             }
@@ -253,12 +279,15 @@ async fn apply_source_lists(
             .labels
             .as_ref()
             .is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL));
+        if !labelled {
+            continue;
+        }
         let ours = existing
             .data
             .iter()
             .flatten()
             .any(|(key, source)| *key == agent_sources_key(trigger, source));
-        if labelled && ours {
+        if ours {
             let place = (
                 existing.metadata.namespace.clone().unwrap_or_default(),
                 existing.metadata.name.clone().unwrap_or_default(),
