@@ -448,6 +448,12 @@ impl Deployer<'_> {
                 };
             }
         };
+        if previous.is_none() {
+            // A pair without a summary has deployed nothing yet: nothing can be stale.
+            self.record
+                .entry((owner.profile.clone(), owner.summary.clone()))
+                .or_default();
+        }
         let mut deployed = BTreeSet::new();
         let mut gvks = BTreeSet::new();
         let mut namespaces = BTreeMap::new();

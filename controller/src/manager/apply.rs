@@ -19,7 +19,7 @@ use kube::{Api, Client};
 
 use crate::identity::ClusterRef;
 use crate::instantiate::Generated;
-use crate::manager::caches::{Caches, generated_by};
+use crate::manager::caches::{Caches, generated_by, own_key};
 use crate::plan::Plan;
 
 /// Field manager of every write, as Sveltos' event-manager.
@@ -105,9 +105,13 @@ pub async fn apply(
                     && meta_holds(&c.metadata, generated)
             });
             if !same {
-                secrets
+                let written = secrets
                     .patch(&generated.name, &params, &Patch::Apply(&secret(generated)))
                     .await?;
+                caches.wrote(
+                    own_key("Secret", SVELTOS_NAMESPACE, &generated.name),
+                    written.metadata.resource_version,
+                );
                 applied.written += 1;
             }
         } else {
@@ -118,13 +122,17 @@ pub async fn apply(
                 same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated)
             });
             if !same {
-                config_maps
+                let written = config_maps
                     .patch(
                         &generated.name,
                         &params,
                         &Patch::Apply(&config_map(generated)),
                     )
                     .await?;
+                caches.wrote(
+                    own_key("ConfigMap", SVELTOS_NAMESPACE, &generated.name),
+                    written.metadata.resource_version,
+                );
                 applied.written += 1;
             }
         }
@@ -144,9 +152,13 @@ pub async fn apply(
                 )
         });
         if !same {
-            profiles
+            let written = profiles
                 .patch(&name, &params, &Patch::Apply(profile))
                 .await?;
+            caches.wrote(
+                own_key("ClusterProfile", "", &name),
+                written.metadata.generation.map(|g| g.to_string()),
+            );
             applied.written += 1;
         }
     }

@@ -1,9 +1,9 @@
 //! The manager's view of the management cluster: reflector caches kept current by watches, and
 //! the [`World`] reads the planner needs, served from them.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
 use api::secret_data;
@@ -41,9 +41,40 @@ pub struct Caches {
     /// Bumped after every change of a ConfigMap or Secret the manager did not write itself
     /// (the objects policyRefs and generators may read).
     pub lookup_epoch: Arc<AtomicU64>,
+    /// The manager's own writes of generated objects: the resourceVersion (ConfigMaps,
+    /// Secrets) or generation (ClusterProfiles, whose status the deployer writes) each write
+    /// left, so the watch event it causes does not plan the trigger again.
+    pub own_writes: Arc<Mutex<HashMap<String, String>>>,
+}
+
+/// Key of an object in [`Caches::own_writes`].
+pub fn own_key(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{kind}/{namespace}/{name}")
 }
 
 impl Caches {
+    /// Records the version (resourceVersion or generation) one of the manager's writes left.
+    pub fn wrote(&self, key: String, version: Option<String>) {
+        if let (Ok(mut writes), Some(version)) = (self.own_writes.lock(), version) {
+            writes.insert(key, version);
+        }
+    }
+
+    /// Forgets the manager's write of an object that is gone.
+    pub fn forget(&self, key: &str) {
+        if let Ok(mut writes) = self.own_writes.lock() {
+            writes.remove(key);
+        }
+    }
+
+    /// Whether an event showing `version` of the object is the echo of the manager's own
+    /// write (then nothing needs planning).
+    pub fn is_own_write(&self, key: &str, version: Option<&str>) -> bool {
+        self.own_writes
+            .lock()
+            .is_ok_and(|writes| version.is_some() && writes.get(key).map(String::as_str) == version)
+    }
+
     /// Records that a referenced ConfigMap or Secret changed (the stores already hold it).
     pub fn referenced_changed(&self) {
         self.lookup_epoch.fetch_add(1, Ordering::Release);

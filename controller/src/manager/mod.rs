@@ -6,6 +6,7 @@ pub mod apply;
 pub mod caches;
 pub mod legacy;
 
+use crate::manager::caches::own_key;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
@@ -141,6 +142,7 @@ fn start_watches(
         secrets,
         profiles,
         lookup_epoch: Arc::default(),
+        own_writes: Arc::default(),
     };
 
     let all_triggers = {
@@ -219,8 +221,21 @@ fn start_watches(
     };
     let config_map_task = {
         let by_config_object = by_config_object.clone();
+        let caches = caches.clone();
         config_map_events.for_each(move |c| {
-            by_config_object(c.metadata.labels.as_ref());
+            let namespace = c.metadata.namespace.clone().unwrap_or_default();
+            let name = c.metadata.name.clone().unwrap_or_default();
+            let present = caches
+                .config_maps
+                .get(&ObjectRef::new(&name).within(&namespace))
+                .is_some();
+            let key = own_key("ConfigMap", &namespace, &name);
+            if !present {
+                caches.forget(&key);
+            }
+            if !(present && caches.is_own_write(&key, c.metadata.resource_version.as_deref())) {
+                by_config_object(c.metadata.labels.as_ref());
+            }
             async {}
         })
     };
@@ -237,10 +252,25 @@ fn start_watches(
         }
         async {}
     });
-    let profile_task = profile_events.for_each(move |p| {
-        owner(p.metadata.labels.as_ref());
-        async {}
-    });
+    // The echo of the manager's own write (or of the deployer's status write, which leaves
+    // the generation) plans nothing; a deletion or anyone else's change does.
+    let profile_task = {
+        let caches = caches.clone();
+        let owner = owner.clone();
+        profile_events.for_each(move |p| {
+            let name = p.metadata.name.clone().unwrap_or_default();
+            let present = caches.profiles.get(&ObjectRef::new(&name)).is_some();
+            let generation = p.metadata.generation.map(|g| g.to_string());
+            let key = own_key("ClusterProfile", "", &name);
+            if !present {
+                caches.forget(&key);
+            }
+            if !(present && caches.is_own_write(&key, generation.as_deref())) {
+                owner(p.metadata.labels.as_ref());
+            }
+            async {}
+        })
+    };
     let watches = async move {
         tokio::join!(
             trigger_task,
