@@ -9,43 +9,103 @@ use api::v1beta1::{ClusterReport, ClusterSummary, FeatureStatus, SveltosCluster}
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
-use sandbox::{Sandbox, SandboxOptions};
+use sandbox::Sandbox;
 use serde_json::{Value, json};
-use support::{apply, eventually, install_crds, register};
+use support::{apply, eventually, one_registered_cluster};
 use sveltos_events_controller::serve::Telemetry;
 use tokio::task::JoinHandle;
 
-/// A sandbox with `cluster-1` registered as `default/cluster-1` (`env=fv`) and the deployer
-/// running: the sandbox, the deployer task, and the clients of `mgmt` and `cluster-1`.
-async fn deployer_only() -> (Sandbox, JoinHandle<()>, Client, Client) {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 1,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    let handle = sandbox.cluster("cluster-1").unwrap();
-    let managed = handle.client().unwrap();
-    install_crds(&mgmt).await;
-    register(&mgmt, handle).await;
-    // No agent runs here to find the cluster reachable: say it is.
-    let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), "default");
-    let ready = json!({"status": {"ready": true}});
-    clusters
-        .patch_status("cluster-1", &PatchParams::default(), &Patch::Merge(&ready))
-        .await
-        .unwrap();
-    let client = mgmt.clone();
-    let task = tokio::spawn(async move {
-        let _ = sveltos_events_controller::deployer::run(
-            client,
-            Telemetry::new(),
-            std::future::pending(),
+/// The sandbox with `cluster-1` registered as `default/cluster-1` (`env=fv`) and the
+/// deployer running alone.
+struct Fixture {
+    sandbox: Sandbox,
+    deployer: JoinHandle<()>,
+    mgmt: Client,
+    managed: Client,
+}
+
+impl Fixture {
+    async fn start() -> Self {
+        let (sandbox, mgmt, managed) = one_registered_cluster().await;
+        // No agent runs here to find the cluster reachable: say it is.
+        let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), "default");
+        let ready = json!({"status": {"ready": true}});
+        clusters
+            .patch_status("cluster-1", &PatchParams::default(), &Patch::Merge(&ready))
+            .await
+            .unwrap();
+        let client = mgmt.clone();
+        let deployer = tokio::spawn(async move {
+            let _ = sveltos_events_controller::deployer::run(
+                client,
+                Telemetry::new(),
+                std::future::pending(),
+            )
+            .await;
+        });
+        Fixture {
+            sandbox,
+            deployer,
+            mgmt,
+            managed,
+        }
+    }
+
+    async fn stop(self) {
+        self.deployer.abort();
+        self.sandbox.shutdown().await;
+    }
+
+    /// Sets or removes `profile.projectsveltos.io/paused` on a profile.
+    async fn pause_profile(&self, name: &str, paused: bool) {
+        let value = if paused { json!("true") } else { Value::Null };
+        let patch =
+            json!({"metadata": {"annotations": {"profile.projectsveltos.io/paused": value}}});
+        merge(
+            &self.mgmt,
+            "config.projectsveltos.io/v1beta1",
+            "ClusterProfile",
+            name,
+            patch,
         )
         .await;
-    });
-    (sandbox, task, mgmt, managed)
+    }
+
+    /// Deploys one profile per `(profile, object, value)`, each from its own policy
+    /// `<profile>-policy` holding ConfigMap `<object>`, and waits for every object.
+    async fn deploy_each(&self, units: &[(&str, &str, &str)]) {
+        for (name, object, value) in units {
+            let policy_name = format!("{name}-policy");
+            apply(&self.mgmt, policy(&policy_name, object, value)).await;
+            apply(
+                &self.mgmt,
+                profile(name, &[policy_name.as_str()], json!({})),
+            )
+            .await;
+        }
+        eventually("every object deployed", || async {
+            for (_, object, _) in units {
+                if value_of(&self.managed, object).await.is_none() {
+                    return false;
+                }
+            }
+            true
+        })
+        .await;
+    }
+
+    /// Sets `spec.paused` of cluster-1.
+    async fn pause_cluster(&self, paused: bool) {
+        let patch = json!({"spec": {"paused": paused}});
+        merge(
+            &self.mgmt,
+            "lib.projectsveltos.io/v1beta1",
+            "SveltosCluster",
+            "cluster-1",
+            patch,
+        )
+        .await;
+    }
 }
 
 /// A policy ConfigMap `default/<name>` holding a ConfigMap `<object>` with `value`.
@@ -137,20 +197,21 @@ async fn merge(client: &Client, api_version: &str, kind: &str, name: &str, patch
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_reports_what_would_change_and_changes_nothing() {
-    let (sandbox, task, mgmt, managed) = deployer_only().await;
-    apply(&mgmt, policy("web-policy", "web", "one")).await;
+    let fixture = Fixture::start().await;
+    let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
+    apply(mgmt, policy("web-policy", "web", "one")).await;
     apply(
-        &mgmt,
+        mgmt,
         profile("dry", &["web-policy"], json!({"syncMode": "DryRun"})),
     )
     .await;
     eventually("a report that web would be created", || async {
-        dry_run_actions(&mgmt, "dry").await == pairs(&[("ConfigMap web", "Create")])
+        dry_run_actions(mgmt, "dry").await == pairs(&[("ConfigMap web", "Create")])
     })
     .await;
-    assert_eq!(value_of(&managed, "web").await, None);
+    assert_eq!(value_of(managed, "web").await, None);
     assert_eq!(
-        resources_feature(&mgmt, "dry").await,
+        resources_feature(mgmt, "dry").await,
         Some((
             FeatureStatus::FailedNonRetriable,
             "mode is DryRun. Nothing is reconciled".to_owned()
@@ -159,92 +220,82 @@ async fn dry_run_reports_what_would_change_and_changes_nothing() {
 
     // Out of DryRun: deployed for real, and the report goes.
     apply(
-        &mgmt,
+        mgmt,
         profile("dry", &["web-policy"], json!({"syncMode": "Continuous"})),
     )
     .await;
     eventually("web deployed and the report gone", || async {
-        value_of(&managed, "web").await.as_deref() == Some("one")
-            && dry_run_actions(&mgmt, "dry").await.is_none()
+        value_of(managed, "web").await.as_deref() == Some("one")
+            && dry_run_actions(mgmt, "dry").await.is_none()
     })
     .await;
 
     // Back in DryRun, a changed policy and a dropped one are reported, not carried out.
-    apply(&mgmt, policy("extra-policy", "extra", "x")).await;
+    apply(mgmt, policy("extra-policy", "extra", "x")).await;
     apply(
-        &mgmt,
+        mgmt,
         profile("dry", &["extra-policy"], json!({"syncMode": "DryRun"})),
     )
     .await;
-    apply(&mgmt, policy("web-policy", "web", "two")).await;
+    apply(mgmt, policy("web-policy", "web", "two")).await;
     eventually("a report of the create and the delete", || async {
-        dry_run_actions(&mgmt, "dry").await
+        dry_run_actions(mgmt, "dry").await
             == pairs(&[("ConfigMap extra", "Create"), ("ConfigMap web", "Delete")])
     })
     .await;
     apply(
-        &mgmt,
+        mgmt,
         profile("dry", &["web-policy"], json!({"syncMode": "DryRun"})),
     )
     .await;
     eventually("a report of the update", || async {
-        dry_run_actions(&mgmt, "dry").await == pairs(&[("ConfigMap web", "Update")])
+        dry_run_actions(mgmt, "dry").await == pairs(&[("ConfigMap web", "Update")])
     })
     .await;
-    assert_eq!(value_of(&managed, "web").await.as_deref(), Some("one"));
-    assert_eq!(value_of(&managed, "extra").await, None);
+    assert_eq!(value_of(managed, "web").await.as_deref(), Some("one"));
+    assert_eq!(value_of(managed, "extra").await, None);
 
     // Deleting a DryRun profile withdraws nothing: dry runs change nothing.
     let profiles: Api<api::v1beta1::ClusterProfile> = Api::all(mgmt.clone());
     profiles.delete("dry", &Default::default()).await.unwrap();
     eventually("the summary gone", || async {
-        resources_feature(&mgmt, "dry").await.is_none()
+        resources_feature(mgmt, "dry").await.is_none()
     })
     .await;
-    assert_eq!(value_of(&managed, "web").await.as_deref(), Some("one"));
-    task.abort();
-    sandbox.shutdown().await;
+    assert_eq!(value_of(managed, "web").await.as_deref(), Some("one"));
+    fixture.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conflict_stops_the_profile_unless_it_continues_on_conflict() {
-    let (sandbox, task, mgmt, managed) = deployer_only().await;
-    apply(&mgmt, policy("first-policy", "shared", "first")).await;
-    apply(&mgmt, policy("second-policy", "shared", "second")).await;
-    apply(&mgmt, policy("own-policy", "own", "mine")).await;
-    apply(&mgmt, profile("first", &["first-policy"], json!({}))).await;
+    let fixture = Fixture::start().await;
+    let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
+    apply(mgmt, policy("first-policy", "shared", "first")).await;
+    apply(mgmt, policy("second-policy", "shared", "second")).await;
+    apply(mgmt, policy("own-policy", "own", "mine")).await;
+    apply(mgmt, profile("first", &["first-policy"], json!({}))).await;
     eventually("the first profile's object", || async {
-        value_of(&managed, "shared").await.as_deref() == Some("first")
+        value_of(managed, "shared").await.as_deref() == Some("first")
     })
     .await;
 
     // Same object from another reference, same tier: the first owner keeps it, and the
     // conflict stops the second profile before its own object.
-    apply(
-        &mgmt,
-        profile("second", &["second-policy", "own-policy"], json!({})),
-    )
-    .await;
+    // The second profile: the shared object first, then its own.
+    let second = |extra| profile("second", &["second-policy", "own-policy"], extra);
+    apply(mgmt, second(json!({}))).await;
     eventually("the conflict in the second profile's summary", || async {
-        resources_feature(&mgmt, "second")
+        resources_feature(mgmt, "second")
             .await
             .is_some_and(|(status, message)| {
                 status == FeatureStatus::Failed && message.contains("conflict on ConfigMap shared")
             })
     })
     .await;
-    assert_eq!(value_of(&managed, "own").await, None);
+    assert_eq!(value_of(managed, "own").await, None);
 
     // continueOnError does not cover conflicts; continueOnConflict does.
-    apply(
-        &mgmt,
-        profile(
-            "second",
-            &["second-policy", "own-policy"],
-            json!({"continueOnError": true}),
-        ),
-    )
-    .await;
+    apply(mgmt, second(json!({"continueOnError": true}))).await;
     let summaries: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
     eventually("the deployer's pass with continueOnError", || async {
         summaries
@@ -254,130 +305,83 @@ async fn a_conflict_stops_the_profile_unless_it_continues_on_conflict() {
             .is_some_and(|s| s.spec.cluster_profile_spec.continue_on_error)
     })
     .await;
-    assert_eq!(value_of(&managed, "own").await, None);
-    apply(
-        &mgmt,
-        profile(
-            "second",
-            &["second-policy", "own-policy"],
-            json!({"continueOnConflict": true}),
-        ),
-    )
-    .await;
+    assert_eq!(value_of(managed, "own").await, None);
+    apply(mgmt, second(json!({"continueOnConflict": true}))).await;
     eventually("the second profile's own object", || async {
-        value_of(&managed, "own").await.as_deref() == Some("mine")
+        value_of(managed, "own").await.as_deref() == Some("mine")
     })
     .await;
-    assert_eq!(value_of(&managed, "shared").await.as_deref(), Some("first"));
-    let (status, _) = resources_feature(&mgmt, "second").await.unwrap();
+    assert_eq!(value_of(managed, "shared").await.as_deref(), Some("first"));
+    let (status, _) = resources_feature(mgmt, "second").await.unwrap();
     assert_eq!(
         status,
         FeatureStatus::Failed,
         "the conflict is still reported"
     );
-    task.abort();
-    sandbox.shutdown().await;
+    fixture.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_profile_or_cluster_is_left_as_it_is() {
-    let (sandbox, task, mgmt, managed) = deployer_only().await;
-    apply(&mgmt, policy("held-policy", "held", "one")).await;
-    apply(&mgmt, policy("probe-policy", "probe", "one")).await;
-    apply(&mgmt, profile("held", &["held-policy"], json!({}))).await;
-    apply(&mgmt, profile("probe", &["probe-policy"], json!({}))).await;
-    eventually("both objects", || async {
-        value_of(&managed, "held").await.is_some() && value_of(&managed, "probe").await.is_some()
-    })
-    .await;
+    let fixture = Fixture::start().await;
+    let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
+    fixture
+        .deploy_each(&[("held", "held", "one"), ("probe", "probe", "one")])
+        .await;
 
     // A paused profile: its policy changes, and only the unpaused probe follows.
-    merge(
-        &mgmt,
-        "config.projectsveltos.io/v1beta1",
-        "ClusterProfile",
-        "held",
-        json!({"metadata": {"annotations": {"profile.projectsveltos.io/paused": "true"}}}),
-    )
-    .await;
-    apply(&mgmt, policy("held-policy", "held", "two")).await;
-    apply(&mgmt, policy("probe-policy", "probe", "two")).await;
+    fixture.pause_profile("held", true).await;
+    apply(mgmt, policy("held-policy", "held", "two")).await;
+    apply(mgmt, policy("probe-policy", "probe", "two")).await;
     eventually("the probe updated", || async {
-        value_of(&managed, "probe").await.as_deref() == Some("two")
+        value_of(managed, "probe").await.as_deref() == Some("two")
     })
     .await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert_eq!(value_of(&managed, "held").await.as_deref(), Some("one"));
-    merge(
-        &mgmt,
-        "config.projectsveltos.io/v1beta1",
-        "ClusterProfile",
-        "held",
-        json!({"metadata": {"annotations": {"profile.projectsveltos.io/paused": null}}}),
-    )
-    .await;
+    assert_eq!(value_of(managed, "held").await.as_deref(), Some("one"));
+    fixture.pause_profile("held", false).await;
     eventually("the resumed profile's update", || async {
-        value_of(&managed, "held").await.as_deref() == Some("two")
+        value_of(managed, "held").await.as_deref() == Some("two")
     })
     .await;
 
     // A paused cluster keeps matching: its objects are neither updated nor withdrawn.
-    merge(
-        &mgmt,
-        "lib.projectsveltos.io/v1beta1",
-        "SveltosCluster",
-        "cluster-1",
-        json!({"spec": {"paused": true}}),
-    )
-    .await;
+    fixture.pause_cluster(true).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let profiles: Api<api::v1beta1::ClusterProfile> = Api::all(mgmt.clone());
     profiles.delete("held", &Default::default()).await.unwrap();
-    apply(&mgmt, policy("probe-policy", "probe", "three")).await;
+    apply(mgmt, policy("probe-policy", "probe", "three")).await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert_eq!(value_of(&managed, "held").await.as_deref(), Some("two"));
-    assert_eq!(value_of(&managed, "probe").await.as_deref(), Some("two"));
-    assert!(resources_feature(&mgmt, "held").await.is_some());
+    assert_eq!(value_of(managed, "held").await.as_deref(), Some("two"));
+    assert_eq!(value_of(managed, "probe").await.as_deref(), Some("two"));
+    assert!(resources_feature(mgmt, "held").await.is_some());
 
     // Resumed: the deleted profile's object is withdrawn, the probe catches up.
-    merge(
-        &mgmt,
-        "lib.projectsveltos.io/v1beta1",
-        "SveltosCluster",
-        "cluster-1",
-        json!({"spec": {"paused": false}}),
-    )
-    .await;
+    fixture.pause_cluster(false).await;
     eventually("withdrawal and catch-up after resuming", || async {
-        value_of(&managed, "held").await.is_none()
-            && value_of(&managed, "probe").await.as_deref() == Some("three")
-            && resources_feature(&mgmt, "held").await.is_none()
+        value_of(managed, "held").await.is_none()
+            && value_of(managed, "probe").await.as_deref() == Some("three")
+            && resources_feature(mgmt, "held").await.is_none()
     })
     .await;
-    task.abort();
-    sandbox.shutdown().await;
+    fixture.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_a_policy_no_longer_holds_is_deleted() {
-    let (sandbox, task, mgmt, managed) = deployer_only().await;
-    apply(&mgmt, policy("web-policy", "web", "one")).await;
-    apply(&mgmt, policy("other-policy", "other", "x")).await;
-    apply(&mgmt, profile("web", &["web-policy"], json!({}))).await;
-    apply(&mgmt, profile("other", &["other-policy"], json!({}))).await;
-    eventually("both objects", || async {
-        value_of(&managed, "web").await.is_some() && value_of(&managed, "other").await.is_some()
-    })
-    .await;
+    let fixture = Fixture::start().await;
+    let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
+    fixture
+        .deploy_each(&[("web", "web", "one"), ("other", "other", "x")])
+        .await;
     // The policy now holds a differently named object: the old one goes, the other
     // profile's object of the same kind stays.
-    apply(&mgmt, policy("web-policy", "web-2", "two")).await;
+    apply(mgmt, policy("web-policy", "web-2", "two")).await;
     eventually("the renamed object alone", || async {
-        value_of(&managed, "web").await.is_none()
-            && value_of(&managed, "web-2").await.as_deref() == Some("two")
+        value_of(managed, "web").await.is_none()
+            && value_of(managed, "web-2").await.as_deref() == Some("two")
     })
     .await;
-    assert_eq!(value_of(&managed, "other").await.as_deref(), Some("x"));
-    task.abort();
-    sandbox.shutdown().await;
+    assert_eq!(value_of(managed, "other").await.as_deref(), Some("x"));
+    fixture.stop().await;
 }

@@ -60,9 +60,9 @@ pub async fn register(mgmt: &Client, cluster: &ClusterHandle) {
     .unwrap();
 }
 
-/// A sandbox with one managed cluster, registered, and the NetworkPolicy scenario defined:
-/// the sandbox and the clients of `mgmt` and `cluster-1`.
-pub async fn one_cluster_scenario() -> (Sandbox, Client, Client) {
+/// A sandbox with one managed cluster, the CRDs installed and the cluster registered: the
+/// sandbox and the clients of `mgmt` and `cluster-1`.
+pub async fn one_registered_cluster() -> (Sandbox, Client, Client) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 1,
@@ -74,6 +74,12 @@ pub async fn one_cluster_scenario() -> (Sandbox, Client, Client) {
     let managed = handle.client().unwrap();
     install_crds(&mgmt).await;
     register(&mgmt, handle).await;
+    (sandbox, mgmt, managed)
+}
+
+/// [`one_registered_cluster`] with the NetworkPolicy scenario defined.
+pub async fn one_cluster_scenario() -> (Sandbox, Client, Client) {
+    let (sandbox, mgmt, managed) = one_registered_cluster().await;
     network_policy_scenario(&mgmt).await;
     (sandbox, mgmt, managed)
 }
