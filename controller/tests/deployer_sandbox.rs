@@ -385,3 +385,23 @@ async fn an_object_a_policy_no_longer_holds_is_deleted() {
     assert_eq!(value_of(managed, "other").await.as_deref(), Some("x"));
     fixture.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lua_policy_is_refused_in_words_not_deployed_as_text() {
+    let fixture = Fixture::start().await;
+    let mgmt = &fixture.mgmt;
+    let mut lua = policy("lua-policy", "from-lua", "x");
+    lua["metadata"]["annotations"] = json!({"projectsveltos.io/lua": "ok"});
+    apply(mgmt, lua).await;
+    apply(mgmt, profile("lua", &["lua-policy"], json!({}))).await;
+    eventually("the refusal in the summary", || async {
+        resources_feature(mgmt, "lua")
+            .await
+            .is_some_and(|(status, message)| {
+                status == FeatureStatus::Failed && message.contains("projectsveltos.io/lua")
+            })
+    })
+    .await;
+    assert_eq!(value_of(&fixture.managed, "from-lua").await, None);
+    fixture.stop().await;
+}

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use api::labels::{CLUSTER_PROFILE_SECRET_TYPE, HASH_ANNOTATION, TEMPLATE_ANNOTATION};
+use api::labels::{
+    CLUSTER_PROFILE_SECRET_TYPE, HASH_ANNOTATION, LUA_ANNOTATION, TEMPLATE_ANNOTATION,
+};
 use api::v1beta1::{
     ClusterProfileSpec, DeploymentType, PolicyRef, ReportedResource, ResourceReport,
     StopMatchingBehavior, SyncMode, TemplateResourceRef,
@@ -248,6 +250,11 @@ impl Deployer<'_> {
             {
                 return Err(format!(
                     "policyRef {place}: a Secret must have type {CLUSTER_PROFILE_SECRET_TYPE}"
+                ));
+            }
+            if found.annotations.contains_key(LUA_ANNOTATION) {
+                return Err(format!(
+                    "policyRef {place}: {LUA_ANNOTATION} policies (Lua that returns the objects) are not deployed by sveltos-events yet"
                 ));
             }
             let templated = found.annotations.contains_key(TEMPLATE_ANNOTATION);
