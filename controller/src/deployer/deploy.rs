@@ -191,16 +191,12 @@ impl Deployer<'_> {
             let gvk = object_gvk(&json!({"apiVersion": api_version, "kind": resource.kind}));
             let mgmt = self.targets.mgmt().clone();
             let served = self.targets.kind(&Target::Local, &mgmt, &gvk).await?;
-            let api: Api<DynamicObject> = if served.namespaced {
-                let namespace = if namespace.is_empty() {
-                    cluster.reference.namespace.clone()
-                } else {
-                    namespace
-                };
-                Api::namespaced_with(mgmt, &namespace, &served.resource)
+            let namespace = if namespace.is_empty() {
+                cluster.reference.namespace.clone()
             } else {
-                Api::all_with(mgmt, &served.resource)
+                namespace
             };
+            let api = served.api(mgmt, &namespace);
             match api.get_opt(&object_name).await.map_err(|e| e.to_string())? {
                 Some(object) => {
                     let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
@@ -357,11 +353,7 @@ impl Deployer<'_> {
                 }
             };
         }
-        let api: Api<DynamicObject> = if served.namespaced {
-            Api::namespaced_with(client, &namespace, &served.resource)
-        } else {
-            Api::all_with(client, &served.resource)
-        };
+        let api = served.api(client, &namespace);
         let failed = |e: kube::Error| format!("{described}: {e}");
         let existing = if namespace_exists {
             match api.get_opt(&name).await.map_err(failed)? {
@@ -580,11 +572,7 @@ impl Deployer<'_> {
             let Some(gvk) = parse_gvk(kind) else { continue };
             let client = self.client(target).await?;
             let served = self.targets.kind(target, &client, &gvk).await?;
-            let api: Api<DynamicObject> = if served.namespaced {
-                Api::namespaced_with(client, namespace, &served.resource)
-            } else {
-                Api::all_with(client, &served.resource)
-            };
+            let api = served.api(client, namespace);
             let result = match behaviour {
                 Removal::Report => Ok(()),
                 Removal::Do(StopMatchingBehavior::WithdrawPolicies) => api
@@ -621,11 +609,7 @@ impl Deployer<'_> {
                 // The kind is gone from the cluster, and its objects with it.
                 continue;
             };
-            let api: Api<DynamicObject> = if served.namespaced {
-                Api::namespaced_with(client, namespace, &served.resource)
-            } else {
-                Api::all_with(client, &served.resource)
-            };
+            let api = served.api(client, namespace);
             if let Some(object) = api
                 .get_opt(name)
                 .await

@@ -431,8 +431,11 @@ async fn reconcile(
             again = true;
             continue;
         }
-        let report = report_name(name, spec.cluster_type.lowercase(), &spec.cluster_name);
-        delete_if_present::<ClusterReport>(client, &place.0, &report).await?;
+        if spec.cluster_profile_spec.sync_mode == SyncMode::DryRun {
+            // Only a DryRun pair has a report (leaving DryRun deletes it in the deploy pass).
+            let report = report_name(name, spec.cluster_type.lowercase(), &spec.cluster_name);
+            delete_if_present::<ClusterReport>(client, &place.0, &report).await?;
+        }
         delete_if_present::<ClusterSummary>(client, &place.0, &place.1).await?;
     }
     Ok(if again { Pass::Again } else { Pass::Done })

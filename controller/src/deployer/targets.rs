@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use api::v1beta1::SveltosCluster;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{ApiResource, GroupVersionKind};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::Scope;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -29,6 +29,17 @@ pub struct Served {
     pub resource: ApiResource,
     /// Whether its objects live in namespaces.
     pub namespaced: bool,
+}
+
+impl Served {
+    /// The API of this kind in `namespace` (ignored for cluster-scoped kinds).
+    pub fn api(&self, client: Client, namespace: &str) -> Api<DynamicObject> {
+        if self.namespaced {
+            Api::namespaced_with(client, namespace, &self.resource)
+        } else {
+            Api::all_with(client, &self.resource)
+        }
+    }
 }
 
 /// Clients and discovery results, kept between passes.

@@ -134,13 +134,7 @@ pub async fn handle(
 
 /// The `details` kube-apiserver gives an error about `name` of `info`.
 fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) -> Option<Value> {
-    let object = |kind: &str| {
-        let mut details = json!({"name": name, "kind": kind});
-        if !info.group.is_empty() {
-            details["group"] = json!(info.group);
-        }
-        details
-    };
+    let object = |kind: &str| object_details(info, name, kind);
     match e {
         Error::NotFound(message)
             if message.starts_with("namespaces \"") && info.plural != "namespaces" =>
@@ -552,7 +546,14 @@ fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
 
 /// The `details` of a successful delete: name, group (when not core), resource and uid.
 fn deleted_details(info: &ResourceInfo, name: &str, uid: &str) -> Value {
-    let mut details = json!({"name": name, "kind": info.plural, "uid": uid});
+    let mut details = object_details(info, Some(name), &info.plural);
+    details["uid"] = json!(uid);
+    details
+}
+
+/// `details` naming an object: its name, `kind` as given, and the group unless core.
+fn object_details(info: &ResourceInfo, name: Option<&str>, kind: &str) -> Value {
+    let mut details = json!({"name": name, "kind": kind});
     if !info.group.is_empty() {
         details["group"] = json!(info.group);
     }
