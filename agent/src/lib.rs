@@ -2,6 +2,7 @@
 //! (Sveltos' `evaluate()` contracts on a reused Lua 5.4 state that behaves like Lua 5.1),
 //! plus the offline `eval` command shared with the kubectl plugin.
 
+pub mod capi;
 pub mod cli;
 pub mod convert;
 pub mod error;

@@ -26,6 +26,9 @@ struct Args {
     /// Address of /healthz, /readyz (ready once the caches are filled) and /metrics.
     #[arg(long, default_value = "0.0.0.0:8081")]
     http_addr: std::net::SocketAddr,
+    /// Hub mode: serve only the Cluster API clusters carrying this annotation (all when unset).
+    #[arg(long)]
+    capi_onboard_annotation: Option<String>,
 }
 
 /// Where the agent runs.
@@ -69,7 +72,9 @@ async fn main() -> anyhow::Result<()> {
     };
     let agent = async {
         match args.mode {
-            Mode::Hub => sveltos_events_agent::hub::run(client, shutdown).await,
+            Mode::Hub => {
+                sveltos_events_agent::hub::run(client, args.capi_onboard_annotation, shutdown).await
+            }
             Mode::Spoke => {
                 sveltos_events_agent::spoke::run(client, args.cluster_name, shutdown).await;
             }

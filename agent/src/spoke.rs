@@ -58,10 +58,7 @@ pub async fn run(client: Client, cluster: String, shutdown: impl Future<Output =
     if let Err(error) = report::delete_unkept(&destination, |s| current.contains_key(s)).await {
         tracing::warn!(%error, "cannot delete stale EventReports");
     }
-    let id = ClusterId {
-        namespace: String::new(),
-        name: cluster,
-    };
+    let id = ClusterId::sveltos("", &cluster);
     let (sender, receiver) = watch::channel(current);
     let task = tokio::spawn(ClusterAgent::run(id, client, destination, receiver));
     loop {

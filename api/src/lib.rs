@@ -4,6 +4,7 @@
 //! historical shapes users' older YAML still uses, each converting losslessly into `v1beta1`.
 //! `load` reads YAML or JSON documents of any of them into `v1beta1` types.
 
+pub mod capi;
 pub mod convert;
 pub mod crd;
 pub mod event_note;

@@ -42,6 +42,9 @@ impl World for Fleet {
     fn lookup_epoch(&self) -> u64 {
         0
     }
+    fn cluster_set(&self, _: &str) -> Vec<ClusterRef> {
+        Vec::new()
+    }
     fn report(
         &self,
         _: &ClusterRef,

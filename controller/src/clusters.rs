@@ -1,14 +1,18 @@
-//! Which registered clusters a selector picks: SveltosClusters and Cluster API Clusters that
-//! are ready and not being deleted, in this manager's shard. A paused cluster is picked (what
+//! Which registered clusters a manager handles (SveltosClusters and Cluster API Clusters of its
+//! shard) and which of them a selector picks: those ready and not being deleted. A paused cluster is picked (what
 //! was made for it stays) but neither deployed to nor collected from. Unlike a plain label
 //! selector, an empty cluster selector picks no cluster (Sveltos' rule).
 
 use std::collections::BTreeMap;
 
-use api::labels::{CAPI_PAUSED_ANNOTATION, SHARD_ANNOTATION};
+use agent::capi::CapiClusters;
+use api::capi::CapiCluster;
+use api::labels::SHARD_ANNOTATION;
 use api::selector::{self, SelectorError};
-use api::v1beta1::{ClusterType, SveltosCluster};
+use api::v1beta1::{ClusterType, ConnectionStatus, SveltosCluster};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::runtime::reflector::Store;
 use serde_json::Value;
 
 use crate::identity::ClusterRef;
@@ -24,6 +28,8 @@ pub struct Cluster {
     pub selectable: bool,
     /// `spec.paused` (or Cluster API's paused annotation): keep its state, change nothing.
     pub paused: bool,
+    /// A SveltosCluster whose connection is `Down` (ClusterSets replace it).
+    pub connection_down: bool,
     /// Value of `sharding.projectsveltos.io/key` ("" when absent).
     pub shard: String,
     /// The object as templates see it in `.Cluster` (apiVersion and kind set).
@@ -34,11 +40,7 @@ impl Cluster {
     /// From a SveltosCluster.
     pub fn from_sveltos(cluster: &SveltosCluster) -> Result<Self, serde_json::Error> {
         let mut object = serde_json::to_value(cluster)?;
-        set_type(
-            &mut object,
-            "lib.projectsveltos.io/v1beta1",
-            "SveltosCluster",
-        );
+        set_type(&mut object, SVELTOS_CLUSTER_API_VERSION, "SveltosCluster");
         Ok(Cluster {
             reference: ClusterRef {
                 namespace: cluster.metadata.namespace.clone().unwrap_or_default(),
@@ -48,6 +50,10 @@ impl Cluster {
             labels: cluster.metadata.labels.clone().unwrap_or_default(),
             selectable: cluster.is_selectable(),
             paused: cluster.spec.paused,
+            connection_down: cluster
+                .status
+                .as_ref()
+                .is_some_and(|s| s.connection_status == Some(ConnectionStatus::Down)),
             shard: annotation(&cluster.metadata.annotations, SHARD_ANNOTATION),
             object,
         })
@@ -55,53 +61,53 @@ impl Cluster {
 
     /// From a Cluster API `Cluster`, given as JSON (any `cluster.x-k8s.io` version).
     pub fn from_capi(object: &Value) -> Self {
-        let text = |pointer: &str| {
-            object
-                .pointer(pointer)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let labels = string_map(object.pointer("/metadata/labels"));
-        let annotations = string_map(object.pointer("/metadata/annotations"));
-        let control_plane_ready = object
-            .pointer("/status/initialization/controlPlaneInitialized")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-            || object
-                .pointer("/status/conditions")
-                .and_then(Value::as_array)
-                .is_some_and(|conditions| {
-                    conditions.iter().any(|c| {
-                        c.get("type").and_then(Value::as_str) == Some("ControlPlaneInitialized")
-                            && c.get("status").and_then(Value::as_str) == Some("True")
-                    })
-                });
-        let paused = object
-            .pointer("/spec/paused")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-            || annotations.contains_key(CAPI_PAUSED_ANNOTATION);
-        let deleting = object
-            .pointer("/metadata/deletionTimestamp")
-            .is_some_and(|v| !v.is_null());
+        let cluster = CapiCluster(object);
         Cluster {
             reference: ClusterRef {
-                namespace: text("/metadata/namespace"),
-                name: text("/metadata/name"),
+                namespace: cluster.namespace().to_owned(),
+                name: cluster.name().to_owned(),
                 cluster_type: ClusterType::Capi,
             },
-            labels,
-            selectable: control_plane_ready && !deleting,
-            paused,
-            shard: annotations
-                .get(SHARD_ANNOTATION)
-                .cloned()
+            labels: cluster.labels(),
+            selectable: cluster.selectable(),
+            paused: cluster.paused(),
+            connection_down: false,
+            shard: cluster
+                .annotations()
+                .remove(SHARD_ANNOTATION)
                 .unwrap_or_default(),
             object: object.clone(),
         }
     }
 }
+
+impl Cluster {
+    /// How other objects refer to this cluster (a Cluster API cluster by its own apiVersion).
+    pub fn object_reference(&self) -> ObjectReference {
+        let (api_version, kind) = match self.reference.cluster_type {
+            ClusterType::Sveltos => (SVELTOS_CLUSTER_API_VERSION, "SveltosCluster"),
+            ClusterType::Capi => (
+                self.object
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or(CAPI_DEFAULT_API_VERSION),
+                "Cluster",
+            ),
+        };
+        ObjectReference {
+            api_version: Some(api_version.to_owned()),
+            kind: Some(kind.to_owned()),
+            namespace: Some(self.reference.namespace.clone()),
+            name: Some(self.reference.name.clone()),
+            ..Default::default()
+        }
+    }
+}
+
+/// apiVersion of SveltosClusters.
+pub const SVELTOS_CLUSTER_API_VERSION: &str = "lib.projectsveltos.io/v1beta1";
+/// apiVersion given to Cluster API clusters when their own is not known.
+pub const CAPI_DEFAULT_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
 fn set_type(object: &mut Value, api_version: &str, kind: &str) {
     if let Some(map) = object.as_object_mut() {
@@ -118,39 +124,51 @@ fn annotation(annotations: &Option<BTreeMap<String, String>>, key: &str) -> Stri
         .unwrap_or_default()
 }
 
-fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
-    value
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Which clusters one manager handles: those of its shard (and, for Cluster API clusters,
+/// those onboarded by an annotation when one is required).
+#[derive(Debug, Clone, Default)]
+pub struct ClusterScope {
+    /// Value of `sharding.projectsveltos.io/key` this manager handles ("" = clusters without
+    /// the annotation).
+    pub shard: String,
+    /// Only Cluster API clusters carrying this annotation are handled (all when `None`).
+    pub capi_onboard_annotation: Option<String>,
 }
 
-/// The clusters of `shard` that `cluster_selector` picks, sorted; empty selector = none.
+/// Every registered cluster in `scope`: SveltosClusters and Cluster API clusters.
+pub fn registered(
+    sveltos: &Store<SveltosCluster>,
+    capi: &CapiClusters,
+    scope: &ClusterScope,
+) -> Vec<Cluster> {
+    let sveltos = sveltos
+        .state()
+        .into_iter()
+        .filter_map(|c| Cluster::from_sveltos(&c).ok());
+    let capi = capi.state().into_iter().map(|c| Cluster::from_capi(&c));
+    sveltos
+        .chain(capi)
+        .filter(|c| c.shard == scope.shard)
+        .collect()
+}
+
+/// The clusters `cluster_selector` picks, sorted; empty selector = none.
 pub fn select<'a>(
     clusters: &'a [Cluster],
     cluster_selector: &LabelSelector,
-    shard: &str,
 ) -> Result<Vec<&'a Cluster>, SelectorError> {
     if selector::is_empty(cluster_selector) {
         return Ok(Vec::new());
     }
     let mut picked = Vec::new();
     for cluster in clusters {
-        if cluster.selectable
-            && cluster.shard == shard
-            && selector::matches(cluster_selector, &cluster.labels)?
-        {
+        if cluster.selectable && selector::matches(cluster_selector, &cluster.labels)? {
             picked.push(cluster);
         }
     }
     picked.sort_by(|a, b| a.reference.cmp(&b.reference));
     Ok(picked)
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,7 +192,7 @@ mod tests {
             sveltos("c", json!({"env": "prod"}), true),
             sveltos("d", json!({"env": "fv"}), false),
         ];
-        let picked = select(&clusters, &selector::parse("env=fv").unwrap(), "").unwrap();
+        let picked = select(&clusters, &selector::parse("env=fv").unwrap()).unwrap();
         let names: Vec<_> = picked.iter().map(|c| c.reference.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(picked[0].object["kind"], "SveltosCluster");
@@ -184,7 +202,7 @@ mod tests {
     fn empty_selector_selects_nothing() {
         let clusters = vec![sveltos("a", json!({"env": "fv"}), true)];
         assert!(
-            select(&clusters, &LabelSelector::default(), "")
+            select(&clusters, &LabelSelector::default())
                 .unwrap()
                 .is_empty()
         );
@@ -228,15 +246,28 @@ mod tests {
     }
 
     #[test]
-    fn shards_partition_clusters() {
-        let mut sharded = sveltos("s", json!({"env": "fv"}), true);
-        sharded.shard = "blue".into();
-        let clusters = vec![sharded, sveltos("u", json!({"env": "fv"}), true)];
-        let sel = selector::parse("env=fv").unwrap();
-        assert_eq!(select(&clusters, &sel, "").unwrap()[0].reference.name, "u");
-        assert_eq!(
-            select(&clusters, &sel, "blue").unwrap()[0].reference.name,
-            "s"
-        );
+    fn a_scope_holds_the_clusters_of_its_shard() {
+        let (store, mut writer) = kube::runtime::reflector::store::<SveltosCluster>();
+        for (name, annotations) in [("s", json!({SHARD_ANNOTATION: "blue"})), ("u", json!({}))] {
+            let cluster = serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+                "spec": {}
+            }))
+            .unwrap();
+            writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cluster));
+        }
+        let names = |shard: &str| -> Vec<String> {
+            let scope = ClusterScope {
+                shard: shard.to_owned(),
+                capi_onboard_annotation: None,
+            };
+            registered(&store, &CapiClusters::none(), &scope)
+                .into_iter()
+                .map(|c| c.reference.name)
+                .collect()
+        };
+        assert_eq!(names(""), ["u"]);
+        assert_eq!(names("blue"), ["s"]);
+        assert!(names("green").is_empty());
     }
 }

@@ -18,6 +18,7 @@ pub mod profiles;
 pub mod queue;
 pub mod render;
 pub mod serve;
+pub mod sets;
 pub mod tenancy;
 #[cfg(test)]
 mod testing;

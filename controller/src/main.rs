@@ -26,6 +26,13 @@ struct Args {
     /// This replica's identity in the leader Lease (default: $HOSTNAME, then the process id).
     #[arg(long, env = "HOSTNAME")]
     identity: Option<String>,
+    /// Handle only the clusters whose `sharding.projectsveltos.io/key` annotation equals this
+    /// value; the default handles clusters without the annotation. Run one manager per shard.
+    #[arg(long, default_value = "")]
+    shard_key: String,
+    /// Handle only the Cluster API clusters carrying this annotation (all when unset).
+    #[arg(long)]
+    capi_onboard_annotation: Option<String>,
 }
 
 #[tokio::main]
@@ -64,6 +71,15 @@ async fn main() -> anyhow::Result<()> {
         sveltos_events_controller::serve::termination().await;
         tracing::info!("shutting down");
     };
+    let scope = sveltos_events_controller::clusters::ClusterScope {
+        shard: args.shard_key.clone(),
+        capi_onboard_annotation: args.capi_onboard_annotation.clone(),
+    };
+    // One leader per shard.
+    let lease = match args.shard_key.as_str() {
+        "" => "sveltos-events-manager".to_owned(),
+        shard => format!("sveltos-events-manager-{shard}"),
+    };
     let elector = (!args.no_leader_election).then(|| {
         let identity = args
             .identity
@@ -72,7 +88,7 @@ async fn main() -> anyhow::Result<()> {
         sveltos_events_controller::leader::Elector::new(
             client.clone(),
             api::labels::SVELTOS_NAMESPACE,
-            "sveltos-events-manager",
+            &lease,
             &identity,
         )
     });
@@ -91,6 +107,7 @@ async fn main() -> anyhow::Result<()> {
         }
         let manager = sveltos_events_controller::manager::run(
             client.clone(),
+            scope.clone(),
             telemetry.clone(),
             std::future::pending(),
         );
@@ -100,6 +117,7 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 sveltos_events_controller::deployer::run(
                     client.clone(),
+                    scope.clone(),
                     telemetry.clone(),
                     std::future::pending(),
                 )

@@ -17,13 +17,15 @@ use crate::tenancy::{TenantLookup, check_event_source, tenant_of};
 /// What the manager can read besides the trigger: clusters, EventSources, reports, and the
 /// referenced ConfigMaps/Secrets.
 pub trait World: Lookup {
-    /// Every registered cluster.
+    /// Every registered cluster this manager handles.
     fn clusters(&self) -> Vec<Cluster>;
     /// The labels of the EventSource if it exists in the management cluster (and is not
     /// being deleted).
     fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>>;
     /// A number that changes whenever anything [`Lookup::get`] could return changes.
     fn lookup_epoch(&self) -> u64;
+    /// The clusters ClusterSet `name` selected (none when it does not exist).
+    fn cluster_set(&self, name: &str) -> Vec<ClusterRef>;
     /// The decoded events of the cluster's report for `event_source`, if there is a report;
     /// collected objects already in `documents` need not be decoded again.
     fn report(
@@ -81,8 +83,20 @@ pub fn plan(
 ) -> Result<Plan, String> {
     let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
     let clusters = world.clusters();
-    let selected = select(&clusters, &trigger.spec.source_cluster_selector, "")
+    let mut selected = select(&clusters, &trigger.spec.source_cluster_selector)
         .map_err(|e| format!("sourceClusterSelector: {e}"))?;
+    for set in &trigger.spec.cluster_set_refs {
+        for member in world.cluster_set(set) {
+            if let Some(cluster) = clusters
+                .iter()
+                .find(|c| c.selectable && c.reference == member)
+            {
+                selected.push(cluster);
+            }
+        }
+    }
+    selected.sort_by(|a, b| a.reference.cmp(&b.reference));
+    selected.dedup_by(|a, b| a.reference == b.reference);
     let mut plan = Plan::default();
     for cluster in selected {
         plan.matching.push(cluster.reference.clone());
@@ -197,6 +211,8 @@ mod tests {
         broken: Option<String>,
         /// Labels every EventSource carries.
         source_labels: BTreeMap<String, String>,
+        /// ClusterSets and the clusters each selected.
+        sets: BTreeMap<String, Vec<ClusterRef>>,
     }
 
     impl Lookup for Fixture {
@@ -221,6 +237,9 @@ mod tests {
         }
         fn lookup_epoch(&self) -> u64 {
             0
+        }
+        fn cluster_set(&self, name: &str) -> Vec<ClusterRef> {
+            self.sets.get(name).cloned().unwrap_or_default()
         }
         fn report(
             &self,
@@ -292,6 +311,7 @@ mod tests {
             ]),
             broken: None,
             source_labels: BTreeMap::new(),
+            sets: BTreeMap::new(),
         }
     }
 
@@ -414,6 +434,23 @@ mod tests {
             Some(api::v1beta1::SveltosFeatureStatus::Provisioning)
         );
         assert_eq!(held.failure_message.as_deref(), Some(PAUSED));
+    }
+
+    #[test]
+    fn the_clusters_a_cluster_set_selected_are_sources_too() {
+        let mut world = fixture();
+        let c3 = world.clusters[2].reference.clone();
+        let absent = ClusterRef {
+            name: "gone".into(),
+            ..c3.clone()
+        };
+        world.sets.insert("prod".into(), vec![c3, absent]);
+        let mut trigger = trigger();
+        trigger.spec.cluster_set_refs = vec!["prod".into(), "missing".into()];
+        let plan = plan(&trigger, &world, &NameOnly, &mut PlanMemo::default()).unwrap();
+        let names: Vec<_> = plan.matching.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["c1", "c2", "c3"]);
+        assert_eq!(plan.desired.profiles.len(), 4);
     }
 
     #[test]

@@ -38,6 +38,7 @@ impl Fixture {
         let deployer = tokio::spawn(async move {
             let _ = sveltos_events_controller::deployer::run(
                 client,
+                Default::default(),
                 Telemetry::new(),
                 std::future::pending(),
             )

@@ -200,6 +200,7 @@ async fn running() -> (
     set_up(&client).await;
     let manager = tokio::spawn(sveltos_events_controller::manager::run(
         client.clone(),
+        Default::default(),
         sveltos_events_controller::serve::Telemetry::new(),
         std::future::pending(),
     ));

@@ -111,22 +111,31 @@ pub async fn start(
         .await?;
         registered.push((cluster.name.clone(), labels));
     }
-    let agent = tokio::spawn(agent::hub::run(mgmt.clone(), std::future::pending()));
+    let agent = tokio::spawn(agent::hub::run(mgmt.clone(), None, std::future::pending()));
     let telemetry = controller::serve::Telemetry::new();
     let manager_client = mgmt.clone();
     let manager_telemetry = telemetry.clone();
     let manager = tokio::spawn(async move {
-        if let Err(error) =
-            controller::manager::run(manager_client, manager_telemetry, std::future::pending())
-                .await
+        if let Err(error) = controller::manager::run(
+            manager_client,
+            Default::default(),
+            manager_telemetry,
+            std::future::pending(),
+        )
+        .await
         {
             tracing::error!(%error, "the manager stopped");
         }
     });
     let deployer_client = mgmt.clone();
     let deployer = tokio::spawn(async move {
-        if let Err(error) =
-            controller::deployer::run(deployer_client, telemetry, std::future::pending()).await
+        if let Err(error) = controller::deployer::run(
+            deployer_client,
+            Default::default(),
+            telemetry,
+            std::future::pending(),
+        )
+        .await
         {
             tracing::error!(%error, "the deployer stopped");
         }

@@ -1,17 +1,20 @@
-//! Reaching a registered cluster through its kubeconfig Secret, reporting the connection in
-//! the SveltosCluster's status, and reconnecting with a backoff when it fails.
+//! Reaching a registered cluster (SveltosCluster or Cluster API Cluster) through its
+//! kubeconfig Secret, reporting the connection in a SveltosCluster's status, and reconnecting
+//! with a backoff when it fails.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api::v1beta1::SveltosCluster;
+use api::capi;
+use api::labels::{AGENT_MODE_ANNOTATION, AGENT_MODE_SPOKE};
+use api::v1beta1::{ClusterType, SveltosCluster};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ObjectMeta, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::hub::cluster::{ClusterAgent, Sources};
@@ -82,28 +85,93 @@ pub enum ConnectError {
     Unreachable(kube::Error),
 }
 
-/// The kubeconfig bytes of `cluster`: key `kubeconfigKeyName`, else `kubeconfig`, else
-/// `value`, else the Secret's only key.
-async fn kubeconfig(mgmt: &Client, cluster: &SveltosCluster) -> Result<Vec<u8>, ConnectError> {
-    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
-    let name = cluster.kubeconfig_secret_name();
-    let secret_name = format!("{namespace}/{name}");
-    let secrets: Api<Secret> = Api::namespaced(mgmt.clone(), &namespace);
-    let secret = secrets
-        .get_opt(&name)
-        .await
-        .map_err(|e| ConnectError::Secret {
-            secret: secret_name.clone(),
-            reason: e.to_string(),
-        })?;
-    let data = secret.and_then(|s| s.data).unwrap_or_default();
-    cluster
-        .kubeconfig_from_secret(&data)
-        .map(<[u8]>::to_vec)
-        .map_err(|reason| ConnectError::Secret {
-            secret: secret_name,
-            reason,
-        })
+/// A cluster the hub serves, as it is registered in the management cluster.
+#[derive(Clone, Debug)]
+pub enum Registration {
+    /// A SveltosCluster: the hub reports the connection in its status.
+    Sveltos(Arc<SveltosCluster>),
+    /// A Cluster API `Cluster` (JSON): Cluster API writes its kubeconfig Secret and status.
+    Capi(Arc<Value>),
+}
+
+impl Registration {
+    /// The cluster's identity.
+    pub fn id(&self) -> ClusterId {
+        match self {
+            Registration::Sveltos(cluster) => ClusterId::sveltos(
+                cluster.metadata.namespace.as_deref().unwrap_or_default(),
+                cluster.metadata.name.as_deref().unwrap_or_default(),
+            ),
+            Registration::Capi(cluster) => {
+                let cluster = capi::CapiCluster(cluster);
+                ClusterId {
+                    namespace: cluster.namespace().to_owned(),
+                    name: cluster.name().to_owned(),
+                    cluster_type: ClusterType::Capi,
+                }
+            }
+        }
+    }
+
+    /// Whether the cluster runs its own agent (spoke mode).
+    pub fn is_spoke(&self) -> bool {
+        let mode = match self {
+            Registration::Sveltos(cluster) => cluster
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(AGENT_MODE_ANNOTATION).cloned()),
+            Registration::Capi(cluster) => capi::CapiCluster(cluster)
+                .annotations()
+                .remove(AGENT_MODE_ANNOTATION),
+        };
+        mode.is_some_and(|mode| mode == AGENT_MODE_SPOKE)
+    }
+
+    /// Name of the Secret (in the cluster's namespace) holding the kubeconfig.
+    pub fn secret_name(&self) -> String {
+        match self {
+            Registration::Sveltos(cluster) => cluster.kubeconfig_secret_name(),
+            Registration::Capi(cluster) => {
+                capi::kubeconfig_secret_name(capi::CapiCluster(cluster).name())
+            }
+        }
+    }
+
+    /// The kubeconfig in the `data` of the cluster's Secret: for a SveltosCluster key
+    /// `kubeconfigKeyName`, else `kubeconfig`, else `value`, else the only key; for Cluster API
+    /// key `value`. `Err` says which key is missing.
+    pub fn kubeconfig_from_secret<'a>(
+        &self,
+        data: &'a BTreeMap<String, ByteString>,
+    ) -> Result<&'a [u8], String> {
+        match self {
+            Registration::Sveltos(cluster) => cluster.kubeconfig_from_secret(data),
+            Registration::Capi(_) => capi::kubeconfig_from_secret(data),
+        }
+    }
+
+    /// The kubeconfig bytes of the cluster, read from its Secret.
+    async fn kubeconfig(&self, mgmt: &Client) -> Result<Vec<u8>, ConnectError> {
+        let id = self.id();
+        let name = self.secret_name();
+        let secret_name = format!("{}/{name}", id.namespace);
+        let secrets: Api<Secret> = Api::namespaced(mgmt.clone(), &id.namespace);
+        let secret = secrets
+            .get_opt(&name)
+            .await
+            .map_err(|e| ConnectError::Secret {
+                secret: secret_name.clone(),
+                reason: e.to_string(),
+            })?;
+        let data = secret.and_then(|s| s.data).unwrap_or_default();
+        self.kubeconfig_from_secret(&data)
+            .map(<[u8]>::to_vec)
+            .map_err(|reason| ConnectError::Secret {
+                secret: secret_name,
+                reason,
+            })
+    }
 }
 
 /// The client configuration a kubeconfig document describes (its current context).
@@ -113,16 +181,9 @@ pub async fn config_from_kubeconfig(text: &str) -> Result<Config, kube::config::
 }
 
 /// A client for `cluster`, checked by asking its version.
-async fn connect(
-    mgmt: &Client,
-    cluster: &SveltosCluster,
-) -> Result<(Client, String), ConnectError> {
-    let bytes = kubeconfig(mgmt, cluster).await?;
-    let secret = format!(
-        "{}/{}",
-        cluster.metadata.namespace.as_deref().unwrap_or_default(),
-        cluster.kubeconfig_secret_name()
-    );
+async fn connect(mgmt: &Client, cluster: &Registration) -> Result<(Client, String), ConnectError> {
+    let bytes = cluster.kubeconfig(mgmt).await?;
+    let secret = format!("{}/{}", cluster.id().namespace, cluster.secret_name());
     let invalid = |reason: String| ConnectError::Kubeconfig {
         secret: secret.clone(),
         reason,
@@ -139,7 +200,11 @@ async fn connect(
     Ok((client, version.git_version))
 }
 
+/// Records the connection in a SveltosCluster's status (Cluster API keeps its own).
 async fn write_status(mgmt: &Client, id: &ClusterId, status: serde_json::Value) {
+    if id.cluster_type != ClusterType::Sveltos {
+        return;
+    }
     let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), &id.namespace);
     let patch = json!({ "status": status });
     if let Err(error) = clusters
@@ -155,24 +220,30 @@ async fn write_status(mgmt: &Client, id: &ClusterId, status: serde_json::Value) 
 pub async fn serve(
     mgmt: Client,
     id: ClusterId,
-    cluster: Arc<SveltosCluster>,
+    cluster: Registration,
     mut sources: watch::Receiver<Sources>,
 ) {
     let mut delay = FIRST_RETRY;
     loop {
         let outcome = match connect(&mgmt, &cluster).await {
             Ok((managed, version)) => {
-                let status = cluster.status.clone().unwrap_or_default();
-                let healthy = status.ready
-                    && status.version == version
-                    && status.connection_status == Some(api::v1beta1::ConnectionStatus::Healthy)
-                    && status.failure_message.is_none();
+                let healthy = match &cluster {
+                    Registration::Sveltos(cluster) => {
+                        let status = cluster.status.clone().unwrap_or_default();
+                        status.ready
+                            && status.version == version
+                            && status.connection_status
+                                == Some(api::v1beta1::ConnectionStatus::Healthy)
+                            && status.failure_message.is_none()
+                    }
+                    Registration::Capi(_) => true,
+                };
                 if !healthy {
                     let status = json!({"ready": true, "version": version, "connectionStatus": "Healthy", "failureMessage": null});
                     write_status(&mgmt, &id, status).await;
                 }
                 tracing::info!(cluster = %id, %version, "connected");
-                if super::is_spoke(&cluster) {
+                if cluster.is_spoke() {
                     relay::run(&id, managed, &mgmt, &mut sources)
                         .await
                         .map_err(|e| e.to_string())

@@ -15,10 +15,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use api::labels::{
-    AGENT_MODE_ANNOTATION, AGENT_MODE_SPOKE, AGENT_SOURCES_KEY_PREFIX, AGENT_SOURCES_LABEL,
+use api::capi as capi_fields;
+use api::labels::{AGENT_SOURCES_KEY_PREFIX, AGENT_SOURCES_LABEL};
+use api::v1beta1::{
+    ClusterType, EventSource, EventTrigger, SveltosCluster, agent_sources_config_map_name,
 };
-use api::v1beta1::{EventSource, EventTrigger, SveltosCluster, agent_sources_config_map_name};
 use futures_util::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -29,7 +30,9 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::capi::{self, CapiClusters};
 use cluster::Sources;
+use connect::Registration;
 use report::ClusterId;
 
 /// A reflector over `api` and a stream that yields once per change.
@@ -93,19 +96,10 @@ struct Running {
 /// Reflector stores of what the hub reads in the management cluster.
 struct Caches {
     clusters: Store<SveltosCluster>,
+    capi: CapiClusters,
     sources: Store<EventSource>,
     lists: Store<ConfigMap>,
     triggers: Store<EventTrigger>,
-}
-
-/// Whether `cluster` runs its own agent (spoke mode).
-fn is_spoke(cluster: &SveltosCluster) -> bool {
-    cluster
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(AGENT_MODE_ANNOTATION))
-        .is_some_and(|mode| mode == AGENT_MODE_SPOKE)
 }
 
 impl Caches {
@@ -147,8 +141,7 @@ impl Caches {
 
     /// The manager's list of EventSources for `cluster`.
     fn list_of(&self, cluster: &ClusterId) -> Option<Arc<ConfigMap>> {
-        let list_name =
-            agent_sources_config_map_name(&cluster.name, api::v1beta1::ClusterType::Sveltos);
+        let list_name = agent_sources_config_map_name(&cluster.name, cluster.cluster_type);
         self.lists
             .get(&ObjectRef::new(&list_name).within(&cluster.namespace))
     }
@@ -173,10 +166,16 @@ impl Caches {
     }
 }
 
-/// Runs the hub against the management cluster until `shutdown` completes.
-pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
+/// Runs the hub against the management cluster until `shutdown` completes. Cluster API
+/// clusters are served too; with `capi_onboard_annotation`, only those carrying it.
+pub async fn run(
+    mgmt: Client,
+    capi_onboard_annotation: Option<String>,
+    shutdown: impl Future<Output = ()>,
+) {
     let config = watcher::Config::default;
     let (clusters, cluster_changes) = reflect(Api::<SveltosCluster>::all(mgmt.clone()), config());
+    let (capi, capi_changes) = capi::watch(mgmt.clone(), capi_onboard_annotation);
     let (sources, source_changes) = reflect(Api::<EventSource>::all(mgmt.clone()), config());
     let (lists, list_changes) = reflect(
         Api::<ConfigMap>::all(mgmt.clone()),
@@ -185,12 +184,14 @@ pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
     let (triggers, trigger_changes) = reflect(Api::<EventTrigger>::all(mgmt.clone()), config());
     let caches = Caches {
         clusters,
+        capi,
         sources,
         lists,
         triggers,
     };
     let mut changes = stream::select_all([
         cluster_changes.boxed(),
+        capi_changes.boxed(),
         source_changes.boxed(),
         list_changes.boxed(),
         trigger_changes.boxed(),
@@ -198,6 +199,7 @@ pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
     let mut running: BTreeMap<ClusterId, Running> = BTreeMap::new();
     let ready = async {
         caches.clusters.wait_until_ready().await.is_ok()
+            && caches.capi.wait_until_ready().await
             && caches.sources.wait_until_ready().await.is_ok()
             && caches.lists.wait_until_ready().await.is_ok()
             && caches.triggers.wait_until_ready().await.is_ok()
@@ -229,29 +231,40 @@ pub async fn run(mgmt: Client, shutdown: impl Future<Output = ()>) {
     }
 }
 
-/// The SveltosCluster `id` when the hub serves it: present, not being deleted, not paused,
-/// not in pull mode.
-fn served(caches: &Caches, id: &ClusterId) -> Option<Arc<SveltosCluster>> {
-    let cluster = caches
-        .clusters
-        .get(&ObjectRef::new(&id.name).within(&id.namespace))?;
-    let serve = cluster.metadata.deletion_timestamp.is_none()
-        && !cluster.spec.paused
-        && !cluster.spec.pull_mode;
-    serve.then_some(cluster)
+/// Cluster `id` when the hub serves it: present, not being deleted, not paused, not in pull
+/// mode; a Cluster API cluster also needs its control plane initialised.
+fn served(caches: &Caches, id: &ClusterId) -> Option<Registration> {
+    match id.cluster_type {
+        ClusterType::Sveltos => {
+            let cluster = caches
+                .clusters
+                .get(&ObjectRef::new(&id.name).within(&id.namespace))?;
+            let serve = cluster.metadata.deletion_timestamp.is_none()
+                && !cluster.spec.paused
+                && !cluster.spec.pull_mode;
+            serve.then_some(Registration::Sveltos(cluster))
+        }
+        ClusterType::Capi => {
+            let object = caches.capi.get(&id.namespace, &id.name)?;
+            let cluster = capi_fields::CapiCluster(&object);
+            let serve = cluster.selectable() && !cluster.paused();
+            serve.then_some(Registration::Capi(object))
+        }
+    }
 }
 
 /// Starts, updates and stops cluster tasks to match the caches.
 async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, Running>) {
-    let wanted: BTreeMap<ClusterId, Arc<SveltosCluster>> = caches
+    let sveltos = caches
         .clusters
         .state()
-        .iter()
+        .into_iter()
+        .map(Registration::Sveltos);
+    let capi = caches.capi.state().into_iter().map(Registration::Capi);
+    let wanted: BTreeMap<ClusterId, Registration> = sveltos
+        .chain(capi)
         .filter_map(|cluster| {
-            let id = ClusterId {
-                namespace: cluster.metadata.namespace.clone().unwrap_or_default(),
-                name: cluster.metadata.name.clone().unwrap_or_default(),
-            };
+            let id = cluster.id();
             served(caches, &id).map(|cluster| (id, cluster))
         })
         .collect();
@@ -271,7 +284,7 @@ async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, 
     }
     crate::observe::metrics().set_clusters(wanted.len());
     for (id, cluster) in wanted {
-        let spoke = is_spoke(&cluster);
+        let spoke = cluster.is_spoke();
         let sources = if spoke {
             caches.copies_of(&id)
         } else {

@@ -25,15 +25,31 @@ pub const FIELD_MANAGER: &str = "sveltos-events-agent";
 /// A registered cluster, as reports name it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ClusterId {
-    /// Namespace of the SveltosCluster.
+    /// Namespace of the cluster object.
     pub namespace: String,
-    /// Name of the SveltosCluster.
+    /// Name of the cluster object.
     pub name: String,
+    /// SveltosCluster or Cluster API Cluster.
+    pub cluster_type: ClusterType,
+}
+
+impl ClusterId {
+    /// A SveltosCluster's identity.
+    pub fn sveltos(namespace: &str, name: &str) -> Self {
+        ClusterId {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            cluster_type: ClusterType::Sveltos,
+        }
+    }
 }
 
 impl std::fmt::Display for ClusterId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
+        match self.cluster_type {
+            ClusterType::Sveltos => write!(f, "{}/{}", self.namespace, self.name),
+            ClusterType::Capi => write!(f, "{}/{} (Cluster API)", self.namespace, self.name),
+        }
     }
 }
 
@@ -85,7 +101,7 @@ impl Destination {
     pub fn report_name(&self, source: &str) -> String {
         match self {
             Destination::Hub { cluster, .. } => {
-                event_report_name(source, &cluster.name, ClusterType::Sveltos)
+                event_report_name(source, &cluster.name, cluster.cluster_type)
             }
             Destination::Local { .. } => source.to_owned(),
         }
@@ -101,7 +117,7 @@ impl Destination {
             );
             labels.insert(
                 EVENT_REPORT_CLUSTER_TYPE_LABEL.to_owned(),
-                ClusterType::Sveltos.lowercase().to_owned(),
+                cluster.cluster_type.lowercase().to_owned(),
             );
         }
         labels
@@ -179,7 +195,7 @@ pub fn publication(
 pub fn name_cluster(spec: &mut EventReportSpec, cluster: Option<&ClusterId>) {
     spec.cluster_namespace = cluster.map(|c| c.namespace.clone()).unwrap_or_default();
     spec.cluster_name = cluster.map(|c| c.name.clone()).unwrap_or_default();
-    spec.cluster_type = ClusterType::Sveltos;
+    spec.cluster_type = cluster.map(|c| c.cluster_type).unwrap_or_default();
 }
 
 /// Writes (server-side apply) `publication`: its companion Secret first, so the report never
@@ -326,7 +342,7 @@ pub async fn delete_unkept(
         selector = format!(
             "{selector},{EVENT_REPORT_CLUSTER_NAME_LABEL}={},{EVENT_REPORT_CLUSTER_TYPE_LABEL}={}",
             cluster.name,
-            ClusterType::Sveltos.lowercase()
+            cluster.cluster_type.lowercase()
         );
     }
     for report in api.list(&ListParams::default().labels(&selector)).await? {
@@ -344,14 +360,12 @@ pub async fn delete_stale(
     keep: impl Fn(&ClusterId, &str) -> bool,
 ) -> kube::Result<()> {
     let api: Api<EventReport> = Api::all(mgmt.clone());
-    let selector = format!(
-        "{EVENT_REPORT_CLUSTER_TYPE_LABEL}={}",
-        ClusterType::Sveltos.lowercase()
-    );
-    for report in api.list(&ListParams::default().labels(&selector)).await? {
+    let params = ListParams::default().labels(EVENT_REPORT_CLUSTER_TYPE_LABEL);
+    for report in api.list(&params).await? {
         let cluster = ClusterId {
             namespace: report.metadata.namespace.clone().unwrap_or_default(),
             name: report.spec.cluster_name.clone(),
+            cluster_type: report.spec.cluster_type,
         };
         let source = &report.spec.event_source_name;
         if !keep(&cluster, source) {

@@ -411,8 +411,9 @@ impl Deployer<'_> {
     }
 
     async fn client(&mut self, target: &Target) -> Result<Client, String> {
+        let caches = self.caches;
         self.targets
-            .client(target, &self.caches.clusters, &self.caches.secrets)
+            .client(target, |c| caches.registration(c), &caches.secrets)
             .await
     }
 

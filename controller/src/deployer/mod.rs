@@ -19,8 +19,8 @@ use api::labels::{
     CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL, PROFILE_PAUSED_ANNOTATION,
 };
 use api::v1beta1::{
-    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSummary, FeatureId, FeatureStatus,
-    ResourceReport, SveltosCluster, SyncMode,
+    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, ClusterType,
+    FeatureId, FeatureStatus, ResourceReport, Set, SveltosCluster, SyncMode,
 };
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
@@ -30,15 +30,20 @@ use kube::runtime::watcher;
 use kube::{Client, Resource};
 use serde_json::{Value, json};
 
-use crate::clusters::{Cluster, select};
+use crate::clusters::{Cluster, ClusterScope, registered, select};
 use crate::engine::GoTemplates;
+use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
 use crate::manager::{ManagerError, reflect};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
+use crate::sets;
+use agent::capi::{self, CapiClusters};
+use agent::hub::connect::Registration;
 use deploy::{Deployer, Outcome};
 use targets::Targets;
+use tokio::sync::Notify;
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "deployer";
@@ -54,12 +59,50 @@ pub struct Caches {
     pub profiles: Store<ClusterProfile>,
     /// SveltosClusters.
     pub clusters: Store<SveltosCluster>,
+    /// Cluster API clusters.
+    pub capi: CapiClusters,
+    /// The clusters this deployer handles.
+    pub scope: ClusterScope,
+    /// ClusterSets (profiles' `setRefs`).
+    pub cluster_sets: Store<ClusterSet>,
+    /// Sets (their status is kept here too).
+    pub sets: Store<Set>,
     /// ConfigMaps (policyRefs content).
     pub config_maps: Store<ConfigMap>,
     /// Secrets (policyRefs content, kubeconfigs).
     pub secrets: Store<Secret>,
     /// ClusterSummaries: the record of what was deployed where.
     pub summaries: Store<ClusterSummary>,
+}
+
+impl Caches {
+    /// Every cluster this deployer handles.
+    fn clusters(&self) -> Vec<Cluster> {
+        registered(&self.clusters, &self.capi, &self.scope)
+    }
+
+    /// The object of registered cluster `cluster`, if it exists.
+    pub fn registration(&self, cluster: &ClusterRef) -> Option<Registration> {
+        match cluster.cluster_type {
+            ClusterType::Sveltos => self
+                .clusters
+                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
+                .map(Registration::Sveltos),
+            ClusterType::Capi => self
+                .capi
+                .get(&cluster.namespace, &cluster.name)
+                .map(Registration::Capi),
+        }
+    }
+
+    /// Whether Secret `namespace/name` holds a registered cluster's kubeconfig.
+    fn is_kubeconfig(&self, namespace: &str, name: &str) -> bool {
+        let sveltos = self.clusters.state().into_iter().map(Registration::Sveltos);
+        let capi = self.capi.state().into_iter().map(Registration::Capi);
+        sveltos
+            .chain(capi)
+            .any(|c| c.id().namespace == namespace && c.secret_name() == name)
+    }
 }
 
 impl Lookup for Caches {
@@ -104,6 +147,7 @@ fn profile_of(summary: &ClusterSummary) -> String {
 /// Runs the deployer against the management cluster until `shutdown` completes.
 pub async fn run(
     client: Client,
+    scope: ClusterScope,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ManagerError> {
@@ -112,6 +156,9 @@ pub async fn run(
     let all = watcher::Config::default;
     let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
     let (clusters, cluster_events) = reflect::<SveltosCluster>(&client, all());
+    let (capi, capi_events) = capi::watch(client.clone(), scope.capi_onboard_annotation.clone());
+    let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
+    let (sets, set_events) = reflect::<Set>(&client, all());
     let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
     let (secrets, secret_events) = reflect::<Secret>(&client, all());
     let (summaries, summary_events) =
@@ -119,6 +166,10 @@ pub async fn run(
     let caches = Caches {
         profiles,
         clusters,
+        capi,
+        scope,
+        cluster_sets,
+        sets,
         config_maps,
         secrets,
         summaries,
@@ -144,11 +195,7 @@ pub async fn run(
         move |kind: &str, meta: &ObjectMeta| {
             let namespace = meta.namespace.as_deref().unwrap_or_default();
             let name = meta.name.as_deref().unwrap_or_default();
-            let kubeconfig = kind == "Secret"
-                && caches.clusters.state().iter().any(|c| {
-                    c.metadata.namespace.as_deref() == Some(namespace)
-                        && c.kubeconfig_secret_name() == name
-                });
+            let kubeconfig = kind == "Secret" && caches.is_kubeconfig(namespace, name);
             for profile in caches.profiles.state() {
                 if kubeconfig || refers_to(&profile.spec, kind, namespace, name) {
                     queue.mark(profile.name_any_or_default());
@@ -170,10 +217,22 @@ pub async fn run(
             async {}
         })
     };
-    let cluster_task = cluster_events.for_each(move |_| {
-        mark_all();
-        async {}
-    });
+    // A cluster or set change may move any profile and any set's selection.
+    let wake_sets = Arc::new(Notify::new());
+    let cluster_task = {
+        let wake_sets = Arc::clone(&wake_sets);
+        let changes = futures_util::stream::select_all([
+            cluster_events.map(|_| ()).boxed(),
+            capi_events.boxed(),
+            cluster_set_events.map(|_| ()).boxed(),
+            set_events.map(|_| ()).boxed(),
+        ]);
+        changes.for_each(move |()| {
+            mark_all();
+            wake_sets.notify_one();
+            async {}
+        })
+    };
     let config_map_task = {
         let mark_referring = mark_referring.clone();
         config_map_events.for_each(move |c| {
@@ -194,9 +253,29 @@ pub async fn run(
             secret_task
         );
     };
+    let set_status = {
+        let caches = caches.clone();
+        let filled = caches.clone();
+        let ready = async move {
+            let caches = filled;
+            caches.cluster_sets.wait_until_ready().await.is_ok()
+                && caches.sets.wait_until_ready().await.is_ok()
+                && caches.clusters.wait_until_ready().await.is_ok()
+                && caches.capi.wait_until_ready().await
+        };
+        sets::run(
+            client.clone(),
+            caches.cluster_sets.clone(),
+            caches.sets.clone(),
+            move || caches.clusters(),
+            wake_sets,
+            ready,
+        )
+    };
     tokio::select! {
         () = shutdown => {}
         () = watches => {}
+        () = set_status => {}
         () = worker(client, caches, queue, telemetry) => {}
     }
     Ok(())
@@ -216,6 +295,8 @@ impl<K: Resource> NameOrDefault for K {
 async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Arc<Telemetry>) {
     let ready = caches.profiles.wait_until_ready().await.is_ok()
         && caches.clusters.wait_until_ready().await.is_ok()
+        && caches.capi.wait_until_ready().await
+        && caches.cluster_sets.wait_until_ready().await.is_ok()
         && caches.config_maps.wait_until_ready().await.is_ok()
         && caches.secrets.wait_until_ready().await.is_ok()
         && caches.summaries.wait_until_ready().await.is_ok();
@@ -276,19 +357,27 @@ fn refers_to(spec: &ClusterProfileSpec, kind: &str, namespace: &str, name: &str)
         })
 }
 
-/// The clusters `profile` matches: its clusterSelector plus its clusterRefs, ready ones only.
+/// The clusters `profile` matches: its clusterSelector, its clusterRefs and the clusters its
+/// ClusterSets (`setRefs`) selected; ready ones only.
 fn matching<'a>(
     spec: &ClusterProfileSpec,
     clusters: &'a [Cluster],
+    cluster_sets: &Store<ClusterSet>,
 ) -> Result<Vec<&'a Cluster>, String> {
-    let mut picked = select(clusters, &spec.cluster_selector, "")
-        .map_err(|e| format!("clusterSelector: {e}"))?;
-    for reference in &spec.cluster_refs {
-        let found = clusters.iter().find(|c| {
-            c.selectable
-                && Some(&c.reference.namespace) == reference.namespace.as_ref()
-                && Some(&c.reference.name) == reference.name.as_ref()
-        });
+    let mut picked =
+        select(clusters, &spec.cluster_selector).map_err(|e| format!("clusterSelector: {e}"))?;
+    let referenced = spec
+        .cluster_refs
+        .iter()
+        .filter_map(ClusterRef::from_reference);
+    let in_sets = spec
+        .set_refs
+        .iter()
+        .flat_map(|name| sets::selected(cluster_sets, name));
+    for wanted in referenced.chain(in_sets) {
+        let found = clusters
+            .iter()
+            .find(|c| c.selectable && c.reference == wanted);
         if let Some(cluster) = found
             && !picked.iter().any(|p| p.reference == cluster.reference)
         {
@@ -333,14 +422,11 @@ async fn reconcile(
         tracing::debug!(profile = name, "paused; nothing deployed or withdrawn");
         return Ok(Pass::Done);
     }
-    let clusters: Vec<Cluster> = caches
-        .clusters
-        .state()
-        .iter()
-        .filter_map(|c| Cluster::from_sveltos(c).ok())
-        .collect();
+    let clusters = caches.clusters();
     let wanted = match &profile {
-        Some(profile) => matching(&profile.spec, &clusters).map_err(ManagerError::Plan)?,
+        Some(profile) => {
+            matching(&profile.spec, &clusters, &caches.cluster_sets).map_err(ManagerError::Plan)?
+        }
         None => Vec::new(),
     };
     let summaries: Vec<Arc<ClusterSummary>> = caches
@@ -411,7 +497,9 @@ async fn reconcile(
         }
         let spec = &summary.spec;
         let cluster = clusters.iter().find(|c| {
-            c.reference.namespace == spec.cluster_namespace && c.reference.name == spec.cluster_name
+            c.reference.cluster_type == spec.cluster_type
+                && c.reference.namespace == spec.cluster_namespace
+                && c.reference.name == spec.cluster_name
         });
         if cluster.is_some_and(|c| c.paused) {
             // Withdrawn once the cluster resumes (its change marks this profile again).

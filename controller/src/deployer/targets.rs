@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use api::v1beta1::SveltosCluster;
+use agent::hub::connect::Registration;
+use api::v1beta1::ClusterType;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -65,26 +66,28 @@ impl Targets {
     }
 
     /// The client of `target`, built from the cluster's kubeconfig Secret (rebuilt when the
-    /// Secret changes).
+    /// Secret changes); `registration` finds a cluster's object.
     pub async fn client(
         &mut self,
         target: &Target,
-        clusters: &Store<SveltosCluster>,
+        registration: impl Fn(&ClusterRef) -> Option<Registration>,
         secrets: &Store<Secret>,
     ) -> Result<Client, String> {
         let cluster = match target {
             Target::Local => return Ok(self.mgmt.clone()),
             Target::Remote(cluster) => cluster,
         };
-        let object = clusters
-            .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
-            .ok_or_else(|| {
-                format!(
-                    "SveltosCluster {}/{} does not exist",
-                    cluster.namespace, cluster.name
-                )
-            })?;
-        let secret_name = object.kubeconfig_secret_name();
+        let object = registration(cluster).ok_or_else(|| {
+            let kind = match cluster.cluster_type {
+                ClusterType::Sveltos => "SveltosCluster",
+                ClusterType::Capi => "Cluster API Cluster",
+            };
+            format!(
+                "{kind} {}/{} does not exist",
+                cluster.namespace, cluster.name
+            )
+        })?;
+        let secret_name = object.secret_name();
         let secret = secrets
             .get(&ObjectRef::new(&secret_name).within(&cluster.namespace))
             .ok_or_else(|| {

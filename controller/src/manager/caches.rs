@@ -8,18 +8,20 @@ use std::sync::{Arc, Mutex};
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
 use api::secret_data;
 use api::v1beta1::{
-    ClusterProfile, EventReport, EventSource, EventTrigger, SveltosCluster, event_report_name,
+    ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger, SveltosCluster,
+    event_report_name,
 };
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use crate::clusters::Cluster;
+use crate::clusters::{Cluster, ClusterScope, registered};
 use crate::event_data::{DocumentMemo, ReportEvents};
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::plan::World;
+use agent::capi::CapiClusters;
 
 /// Reflector stores of everything the manager reads.
 #[derive(Clone)]
@@ -28,6 +30,12 @@ pub struct Caches {
     pub triggers: Store<EventTrigger>,
     /// SveltosClusters.
     pub clusters: Store<SveltosCluster>,
+    /// Cluster API clusters.
+    pub capi: CapiClusters,
+    /// The clusters this manager handles.
+    pub scope: ClusterScope,
+    /// ClusterSets (triggers' `clusterSetRefs`).
+    pub cluster_sets: Store<ClusterSet>,
     /// EventSources.
     pub sources: Store<EventSource>,
     /// EventReports (management-cluster copies, in cluster namespaces).
@@ -171,15 +179,15 @@ impl Caches {
 
 impl World for Caches {
     fn clusters(&self) -> Vec<Cluster> {
-        self.clusters
-            .state()
-            .iter()
-            .filter_map(|c| Cluster::from_sveltos(c).ok())
-            .collect()
+        registered(&self.clusters, &self.capi, &self.scope)
     }
 
     fn lookup_epoch(&self) -> u64 {
         self.lookup_epoch.load(Ordering::Acquire)
+    }
+
+    fn cluster_set(&self, name: &str) -> Vec<ClusterRef> {
+        crate::sets::selected(&self.cluster_sets, name)
     }
 
     fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {

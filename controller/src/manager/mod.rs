@@ -16,7 +16,7 @@ use api::labels::{
 };
 use api::secret_data;
 use api::v1beta1::{
-    ClusterInfo, ClusterProfile, ClusterType, EventReport, EventSource, EventTrigger,
+    ClusterInfo, ClusterProfile, ClusterSet, ClusterType, EventReport, EventSource, EventTrigger,
     EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
 };
 use futures_util::{Stream, StreamExt};
@@ -29,11 +29,13 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
+use crate::clusters::ClusterScope;
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
+use agent::capi;
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
@@ -53,13 +55,14 @@ pub enum ManagerError {
 /// Runs the manager against the management cluster until `shutdown` completes.
 pub async fn run(
     client: Client,
+    scope: ClusterScope,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ManagerError> {
     telemetry.expect(CONTROLLER);
     ensure_namespace(&client, api::labels::SVELTOS_NAMESPACE).await?;
     let queue = Arc::new(Queue::default());
-    let (caches, watches) = start_watches(&client, &queue);
+    let (caches, watches) = start_watches(&client, scope, &queue);
     let worker = worker(client.clone(), caches, queue, telemetry);
     tokio::select! {
         () = shutdown => {}
@@ -122,12 +125,15 @@ where
 
 fn start_watches(
     client: &Client,
+    scope: ClusterScope,
     queue: &Arc<Queue>,
 ) -> (Caches, impl Future<Output = ()> + use<>) {
     let all = watcher::Config::default;
     let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
     let (triggers, trigger_events) = reflect::<EventTrigger>(client, all());
     let (clusters, cluster_events) = reflect::<SveltosCluster>(client, all());
+    let (capi, capi_events) = capi::watch(client.clone(), scope.capi_onboard_annotation.clone());
+    let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(client, all());
     let (sources, source_events) = reflect::<EventSource>(client, all());
     let (reports, report_events) = reflect::<EventReport>(client, all());
     let (config_maps, config_map_events) = reflect::<ConfigMap>(client, all());
@@ -136,6 +142,9 @@ fn start_watches(
     let caches = Caches {
         triggers,
         clusters,
+        capi,
+        scope,
+        cluster_sets,
         sources,
         reports,
         config_maps,
@@ -182,7 +191,12 @@ fn start_watches(
     });
     let cluster_task = {
         let all_triggers = all_triggers.clone();
-        cluster_events.for_each(move |_| {
+        let changes = futures_util::stream::select_all([
+            cluster_events.map(|_| ()).boxed(),
+            capi_events.boxed(),
+            cluster_set_events.map(|_| ()).boxed(),
+        ]);
+        changes.for_each(move |()| {
             all_triggers();
             async {}
         })
@@ -288,6 +302,8 @@ fn start_watches(
 async fn caches_ready(caches: &Caches) -> bool {
     caches.triggers.wait_until_ready().await.is_ok()
         && caches.clusters.wait_until_ready().await.is_ok()
+        && caches.capi.wait_until_ready().await
+        && caches.cluster_sets.wait_until_ready().await.is_ok()
         && caches.sources.wait_until_ready().await.is_ok()
         && caches.reports.wait_until_ready().await.is_ok()
         && caches.config_maps.wait_until_ready().await.is_ok()

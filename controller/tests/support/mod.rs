@@ -11,6 +11,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{DynamicObject, GroupVersionKind};
 use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
 use serde_json::{Value, json};
+use sveltos_events_controller::clusters::ClusterScope;
 use sveltos_events_controller::serve::Telemetry;
 use tokio::task::JoinHandle;
 
@@ -106,17 +107,35 @@ pub fn service(name: &str) -> Value {
 
 /// Starts the agent (hub mode), the manager and the deployer against `mgmt`.
 pub fn start_system(mgmt: &Client) -> Vec<JoinHandle<()>> {
+    start_system_in(mgmt, ClusterScope::default())
+}
+
+/// [`start_system`] handling only the clusters of `scope`.
+pub fn start_system_in(mgmt: &Client, scope: ClusterScope) -> Vec<JoinHandle<()>> {
     let telemetry = Telemetry::new();
     let (a, m, d) = (mgmt.clone(), mgmt.clone(), mgmt.clone());
     let t = telemetry.clone();
+    let onboard = scope.capi_onboard_annotation.clone();
+    let manager_scope = scope.clone();
     vec![
-        tokio::spawn(agent::hub::run(a, std::future::pending())),
+        tokio::spawn(agent::hub::run(a, onboard, std::future::pending())),
         tokio::spawn(async move {
-            let _ = sveltos_events_controller::manager::run(m, t, std::future::pending()).await;
+            let _ = sveltos_events_controller::manager::run(
+                m,
+                manager_scope,
+                t,
+                std::future::pending(),
+            )
+            .await;
         }),
         tokio::spawn(async move {
-            let _ = sveltos_events_controller::deployer::run(d, telemetry, std::future::pending())
-                .await;
+            let _ = sveltos_events_controller::deployer::run(
+                d,
+                scope,
+                telemetry,
+                std::future::pending(),
+            )
+            .await;
         }),
     ]
 }

@@ -1,0 +1,206 @@
+//! The management cluster's Cluster API clusters, kept current by a watch. Cluster API may be
+//! installed after us, upgraded to another version or removed: the watch follows its CRD and
+//! reads clusters in the version the CRD stores, so no restart is ever needed.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use api::capi;
+use futures_util::{Stream, StreamExt, stream};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ApiResource, GroupVersionKind};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::hub::objects::{KindEvent, ObjectKey, watch_kind};
+
+/// The Cluster API clusters of the management cluster (shared, cheap to clone).
+#[derive(Clone)]
+pub struct CapiClusters {
+    objects: Arc<RwLock<BTreeMap<ObjectKey, Arc<Value>>>>,
+    ready: watch::Receiver<bool>,
+    onboard_annotation: Option<String>,
+}
+
+impl CapiClusters {
+    /// An empty set that is ready at once (Cluster API not watched).
+    pub fn none() -> Self {
+        let (_, ready) = watch::channel(true);
+        CapiClusters {
+            objects: Arc::default(),
+            ready,
+            onboard_annotation: None,
+        }
+    }
+
+    /// Every cluster (those carrying the onboarding annotation, when one is required).
+    pub fn state(&self) -> Vec<Arc<Value>> {
+        let Ok(objects) = self.objects.read() else {
+            return Vec::new();
+        };
+        objects
+            .values()
+            .filter(|o| self.onboarded(o))
+            .cloned()
+            .collect()
+    }
+
+    /// Cluster `namespace/name`, when it exists (and is onboarded).
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let objects = self.objects.read().ok()?;
+        objects
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .filter(|o| self.onboarded(o))
+            .cloned()
+    }
+
+    fn onboarded(&self, object: &Value) -> bool {
+        self.onboard_annotation
+            .as_deref()
+            .is_none_or(|key| capi::CapiCluster(object).has_annotation(key))
+    }
+
+    /// Waits until the set reflects the cluster (Cluster API found absent, or its clusters
+    /// listed); false when the watch ended first.
+    pub async fn wait_until_ready(&self) -> bool {
+        let mut ready = self.ready.clone();
+        ready.wait_for(|r| *r).await.is_ok()
+    }
+}
+
+/// Watches the Cluster API clusters of `client`'s cluster; with `onboard_annotation`, only
+/// clusters carrying that annotation are seen. The stream yields once per change and must be
+/// polled for the set to stay current; dropping it stops the watch.
+pub fn watch(
+    client: Client,
+    onboard_annotation: Option<String>,
+) -> (CapiClusters, impl Stream<Item = ()> + Send) {
+    let (ready_sender, ready) = watch::channel(false);
+    let clusters = CapiClusters {
+        objects: Arc::default(),
+        ready,
+        onboard_annotation,
+    };
+    let (changes, incoming) = mpsc::unbounded_channel();
+    tokio::spawn(follow(
+        client,
+        Arc::clone(&clusters.objects),
+        ready_sender,
+        changes,
+    ));
+    let stream = stream::unfold(incoming, |mut incoming| async move {
+        incoming.recv().await.map(|()| ((), incoming))
+    });
+    (clusters, stream)
+}
+
+/// What the CRD watch says about Cluster API.
+enum Crd {
+    /// The version clusters are read in (`None`: not installed or nothing served).
+    Version(Option<String>),
+    /// Nothing to act on.
+    Nothing,
+}
+
+fn crd_event(event: watcher::Event<CustomResourceDefinition>, listing: &mut Option<String>) -> Crd {
+    match event {
+        watcher::Event::Init => {
+            *listing = None;
+            Crd::Nothing
+        }
+        watcher::Event::InitApply(crd) => {
+            *listing = capi::served_version(&crd);
+            Crd::Nothing
+        }
+        watcher::Event::InitDone => Crd::Version(listing.take()),
+        watcher::Event::Apply(crd) => Crd::Version(capi::served_version(&crd)),
+        watcher::Event::Delete(_) => Crd::Version(None),
+    }
+}
+
+/// Follows the CRD and the clusters until `changes` is closed.
+async fn follow(
+    client: Client,
+    objects: Arc<RwLock<BTreeMap<ObjectKey, Arc<Value>>>>,
+    ready: watch::Sender<bool>,
+    changes: mpsc::UnboundedSender<()>,
+) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let config = watcher::Config::default().fields(&format!("metadata.name={}", capi::CRD_NAME));
+    let mut crd_events = watcher(crds, config).default_backoff().boxed();
+    let mut listing = None;
+    let mut version: Option<String> = None;
+    let (events, mut incoming) = mpsc::unbounded_channel();
+    let mut task: Option<tokio::task::JoinHandle<()>> = None;
+    let replace = |all: BTreeMap<ObjectKey, Arc<Value>>| {
+        if let Ok(mut objects) = objects.write() {
+            *objects = all;
+        }
+    };
+    loop {
+        tokio::select! {
+            () = changes.closed() => break,
+            event = crd_events.next() => {
+                let event = match event {
+                    Some(Ok(event)) => event,
+                    Some(Err(error)) => {
+                        tracing::warn!(%error, "watch of Cluster API's CRD failed; retrying");
+                        continue;
+                    }
+                    None => break,
+                };
+                let Crd::Version(wanted) = crd_event(event, &mut listing) else {
+                    continue;
+                };
+                if wanted == version && (task.is_some() || wanted.is_none()) {
+                    ready.send_if_modified(|r| !std::mem::replace(r, true));
+                    continue;
+                }
+                if let Some(task) = task.take() {
+                    task.abort();
+                }
+                // Events of the previous watch still queued are of the old version; its
+                // objects stay until the new version's list replaces them.
+                while incoming.try_recv().is_ok() {}
+                version = wanted;
+                match &version {
+                    Some(version) => {
+                        tracing::info!(%version, "watching Cluster API clusters");
+                        let gvk = GroupVersionKind::gvk(capi::GROUP, version, capi::KIND);
+                        let resource = ApiResource::from_gvk_with_plural(&gvk, capi::PLURAL);
+                        task = Some(watch_kind(client.clone(), gvk, resource, events.clone()));
+                    }
+                    None => {
+                        replace(BTreeMap::new());
+                        ready.send_if_modified(|r| !std::mem::replace(r, true));
+                    }
+                }
+                let _ = changes.send(());
+            }
+            Some(event) = incoming.recv() => {
+                match event {
+                    KindEvent::Listed(_, all) => {
+                        replace(all);
+                        ready.send_if_modified(|r| !std::mem::replace(r, true));
+                    }
+                    KindEvent::Applied(_, key, value) => {
+                        if let Ok(mut objects) = objects.write() {
+                            objects.insert(key, value);
+                        }
+                    }
+                    KindEvent::Deleted(_, key) => {
+                        if let Ok(mut objects) = objects.write() {
+                            objects.remove(&key);
+                        }
+                    }
+                }
+                let _ = changes.send(());
+            }
+        }
+    }
+    if let Some(task) = task {
+        task.abort();
+    }
+}

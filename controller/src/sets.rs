@@ -1,0 +1,290 @@
+//! ClusterSets and Sets: which clusters a pool holds and which of them are selected. Sveltos'
+//! addon-controller keeps their status; where it does not run, the deployer's process does
+//! (`run`). EventTriggers (`clusterSetRefs`) and ClusterProfiles (`setRefs`) read the selection.
+//!
+//! The pool is the ready clusters the selector matches (a Set: in its namespace only) and the
+//! `clusterRefs`; a selected cluster stays selected while it is in the pool, ready and its
+//! connection is not down; free places are filled from the pool in its order, up to
+//! `maxReplicas` (0 selects none, as upstream; upstream keeps one fewer than `maxReplicas`
+//! when it has too many selected, here exactly `maxReplicas` stay).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use api::selector::SelectorError;
+use api::v1beta1::{ClusterSet, Pool, Set, SetStatus};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Client, Resource};
+use serde_json::json;
+use tokio::sync::Notify;
+
+use crate::clusters::{Cluster, select};
+use crate::identity::ClusterRef;
+
+/// The status a pool has given the registered `clusters` and the clusters it selected before.
+/// `namespace` limits the selector to one namespace (Sets).
+pub fn status(
+    pool: &Pool,
+    namespace: Option<&str>,
+    clusters: &[Cluster],
+    selected_before: &[ObjectReference],
+) -> Result<SetStatus, SelectorError> {
+    let mut members: Vec<(ClusterRef, ObjectReference)> = select(clusters, &pool.cluster_selector)?
+        .into_iter()
+        .filter(|c| namespace.is_none_or(|ns| c.reference.namespace == ns))
+        .map(|c| (c.reference.clone(), c.object_reference()))
+        .collect();
+    for reference in &pool.cluster_refs {
+        if let Some(cluster) = ClusterRef::from_reference(reference)
+            && !members.iter().any(|(m, _)| *m == cluster)
+        {
+            members.push((cluster, reference.clone()));
+        }
+    }
+    let healthy = |wanted: &ClusterRef| {
+        clusters
+            .iter()
+            .any(|c| c.reference == *wanted && c.selectable && !c.connection_down)
+    };
+    let limit = usize::try_from(pool.max_replicas).unwrap_or(0);
+    let mut selected: Vec<&(ClusterRef, ObjectReference)> = Vec::new();
+    for before in selected_before
+        .iter()
+        .filter_map(ClusterRef::from_reference)
+    {
+        if let Some(member) = members.iter().find(|(m, _)| *m == before)
+            && healthy(&member.0)
+            && !selected.contains(&member)
+        {
+            selected.push(member);
+        }
+    }
+    selected.truncate(limit);
+    for member in &members {
+        if selected.len() >= limit {
+            break;
+        }
+        if healthy(&member.0) && !selected.contains(&member) {
+            selected.push(member);
+        }
+    }
+    Ok(SetStatus {
+        selected_cluster_refs: selected.iter().map(|(_, r)| r.clone()).collect(),
+        matching_cluster_refs: members.into_iter().map(|(_, r)| r).collect(),
+    })
+}
+
+/// The clusters ClusterSet `name` selected (none when it does not exist).
+pub fn selected(sets: &Store<ClusterSet>, name: &str) -> Vec<ClusterRef> {
+    sets.get(&ObjectRef::new(name))
+        .and_then(|set| set.status.clone())
+        .map(|status| {
+            status
+                .selected_cluster_refs
+                .iter()
+                .filter_map(ClusterRef::from_reference)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Keeps the status of every ClusterSet and Set current once `ready` says the caches are
+/// filled: recomputed whenever `wake` is notified (a cluster, ClusterSet or Set changed),
+/// written only where it differs.
+pub async fn run(
+    client: Client,
+    cluster_sets: Store<ClusterSet>,
+    sets: Store<Set>,
+    clusters: impl Fn() -> Vec<Cluster>,
+    wake: Arc<Notify>,
+    ready: impl Future<Output = bool>,
+) {
+    if !ready.await {
+        return;
+    }
+    loop {
+        let registered = clusters();
+        for set in cluster_sets.state() {
+            write_status(&client, set.as_ref(), &set.spec.pool, None, &registered).await;
+        }
+        for set in sets.state() {
+            let namespace = set.meta().namespace.clone().unwrap_or_default();
+            let pool = &set.spec.pool;
+            write_status(&client, set.as_ref(), pool, Some(&namespace), &registered).await;
+        }
+        wake.notified().await;
+    }
+}
+
+/// A ClusterSet or a Set.
+trait SetObject:
+    Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug
+{
+    fn current(&self) -> Option<&SetStatus>;
+    fn api(&self, client: Client) -> Api<Self>;
+}
+
+impl SetObject for ClusterSet {
+    fn current(&self) -> Option<&SetStatus> {
+        self.status.as_ref()
+    }
+    fn api(&self, client: Client) -> Api<Self> {
+        Api::all(client)
+    }
+}
+
+impl SetObject for Set {
+    fn current(&self) -> Option<&SetStatus> {
+        self.status.as_ref()
+    }
+    fn api(&self, client: Client) -> Api<Self> {
+        Api::namespaced(
+            client,
+            self.metadata.namespace.as_deref().unwrap_or_default(),
+        )
+    }
+}
+
+async fn write_status<K: SetObject>(
+    client: &Client,
+    set: &K,
+    pool: &Pool,
+    namespace: Option<&str>,
+    clusters: &[Cluster],
+) {
+    let meta = set.meta();
+    let name = meta.name.clone().unwrap_or_default();
+    let before = set.current().cloned().unwrap_or_default();
+    let status = match status(pool, namespace, clusters, &before.selected_cluster_refs) {
+        Ok(status) => status,
+        Err(error) => {
+            tracing::warn!(kind = %K::kind(&()), %name, %error, "bad clusterSelector");
+            return;
+        }
+    };
+    if status == before {
+        return;
+    }
+    let api = set.api(client.clone());
+    // Lists are written whole so that a cluster that left disappears.
+    let patch = json!({"status": {
+        "matchingClusterRefs": status.matching_cluster_refs,
+        "selectedClusterRefs": status.selected_cluster_refs,
+    }});
+    if let Err(error) = api
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        tracing::warn!(kind = %K::kind(&()), %name, %error, "cannot write the status");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use api::v1beta1::SveltosCluster;
+    use serde_json::{Value, json};
+
+    fn cluster(namespace: &str, name: &str, env: &str, status: Value) -> Cluster {
+        let object: SveltosCluster = serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": namespace, "labels": {"env": env}},
+            "spec": {}, "status": status
+        }))
+        .unwrap();
+        Cluster::from_sveltos(&object).unwrap()
+    }
+
+    fn pool(max_replicas: i32) -> Pool {
+        Pool {
+            cluster_selector: api::selector::parse("env=prod").unwrap(),
+            cluster_refs: Vec::new(),
+            max_replicas,
+        }
+    }
+
+    fn names(references: &[ObjectReference]) -> Vec<&str> {
+        references
+            .iter()
+            .map(|r| r.name.as_deref().unwrap_or_default())
+            .collect()
+    }
+
+    fn fleet() -> Vec<Cluster> {
+        vec![
+            cluster("a", "c1", "prod", json!({"ready": true})),
+            cluster("a", "c2", "prod", json!({"ready": true})),
+            cluster("b", "c3", "prod", json!({"ready": true})),
+            cluster("a", "c4", "prod", json!({"ready": false})),
+            cluster("a", "c5", "dev", json!({"ready": true})),
+        ]
+    }
+
+    #[test]
+    fn selects_up_to_max_replicas_from_the_ready_pool() {
+        let clusters = fleet();
+        let status = status(&pool(2), None, &clusters, &[]).unwrap();
+        assert_eq!(names(&status.matching_cluster_refs), ["c1", "c2", "c3"]);
+        assert_eq!(names(&status.selected_cluster_refs), ["c1", "c2"]);
+        let none = super::status(&pool(0), None, &clusters, &[]).unwrap();
+        assert!(none.selected_cluster_refs.is_empty());
+        let all = super::status(&pool(10), None, &clusters, &[]).unwrap();
+        assert_eq!(names(&all.selected_cluster_refs), ["c1", "c2", "c3"]);
+    }
+
+    #[test]
+    fn a_set_pools_its_namespace_only() {
+        let status = status(&pool(5), Some("b"), &fleet(), &[]).unwrap();
+        assert_eq!(names(&status.selected_cluster_refs), ["c3"]);
+    }
+
+    #[test]
+    fn a_selected_cluster_stays_until_it_fails_and_is_replaced() {
+        let mut clusters = fleet();
+        let before = status(&pool(1), None, &clusters, &[]).unwrap();
+        let c3 = before.matching_cluster_refs[2].clone();
+        let kept = status(&pool(1), None, &clusters, std::slice::from_ref(&c3)).unwrap();
+        assert_eq!(names(&kept.selected_cluster_refs), ["c3"]);
+        clusters[2] = cluster(
+            "b",
+            "c3",
+            "prod",
+            json!({"ready": true, "connectionStatus": "Down"}),
+        );
+        let replaced = status(&pool(1), None, &clusters, &[c3]).unwrap();
+        assert_eq!(names(&replaced.selected_cluster_refs), ["c1"]);
+        let fewer = status(&pool(1), None, &fleet(), &before.matching_cluster_refs).unwrap();
+        assert_eq!(
+            names(&fewer.selected_cluster_refs),
+            ["c1"],
+            "exactly maxReplicas stay"
+        );
+    }
+
+    #[test]
+    fn cluster_refs_join_the_pool_once() {
+        let mut with_refs = pool(5);
+        let c5 = ObjectReference {
+            api_version: Some("lib.projectsveltos.io/v1beta1".into()),
+            kind: Some("SveltosCluster".into()),
+            namespace: Some("a".into()),
+            name: Some("c5".into()),
+            ..Default::default()
+        };
+        let mut c1 = c5.clone();
+        c1.name = Some("c1".into());
+        with_refs.cluster_refs = vec![c5, c1];
+        let status = status(&with_refs, None, &fleet(), &[]).unwrap();
+        assert_eq!(
+            names(&status.matching_cluster_refs),
+            ["c1", "c2", "c3", "c5"]
+        );
+        assert_eq!(
+            names(&status.selected_cluster_refs),
+            ["c1", "c2", "c3", "c5"]
+        );
+    }
+}
