@@ -118,12 +118,32 @@ pub fn policy_ref(reference: &PolicyRef, cx: &Context<'_>) -> Result<Option<Reso
         };
     };
     let source = source?;
-    if !(cx.legacy_instantiation || source.annotations.contains_key(INSTANTIATE_ANNOTATION)) {
+    if !wants_instantiation(&source, cx) {
         return Ok(Some(Resolved {
             policy_ref: rendered,
             generated: None,
         }));
     }
+    let generated = instantiated(&source, cx)?;
+    rendered.namespace = SVELTOS_NAMESPACE.to_string();
+    rendered.name = generated.name.clone();
+    Ok(Some(Resolved {
+        policy_ref: rendered,
+        generated: Some(generated),
+    }))
+}
+
+/// Whether `source` is instantiated per event (annotated `projectsveltos.io/instantiate`, or
+/// any reference of an object converted from v1alpha1) rather than referenced as it is.
+pub fn wants_instantiation(source: &Referenced, cx: &Context<'_>) -> bool {
+    cx.legacy_instantiation || source.annotations.contains_key(INSTANTIATE_ANNOTATION)
+}
+
+/// The object written for `source` in this event: every data value rendered with the event
+/// data, named from the identity labels and the source's place, annotations copied. It lives
+/// in namespace `projectsveltos`.
+pub fn instantiated(source: &Referenced, cx: &Context<'_>) -> Result<Generated, String> {
+    let (kind, namespace, name) = (&source.kind, &source.namespace, &source.name);
     let mut data = BTreeMap::new();
     for (key, text) in &source.data {
         let value = cx
@@ -134,20 +154,14 @@ pub fn policy_ref(reference: &PolicyRef, cx: &Context<'_>) -> Result<Option<Reso
             })?;
         data.insert(key.clone(), value);
     }
-    let labels = with_reference(cx.identity_labels.clone(), &namespace, &name);
-    let generated = Generated {
+    let labels = with_reference(cx.identity_labels.clone(), namespace, name);
+    Ok(Generated {
         kind: kind.clone(),
         name: generated_name(&labels),
         labels,
         annotations: source.annotations.clone(),
         data,
-    };
-    rendered.namespace = SVELTOS_NAMESPACE.to_string();
-    rendered.name = generated.name.clone();
-    Ok(Some(Resolved {
-        policy_ref: rendered,
-        generated: Some(generated),
-    }))
+    })
 }
 
 /// Looks up a referenced object and enforces the Secret type rule.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use api::labels::{FROM_GENERATOR_LABEL, LEGACY_INSTANTIATION_ANNOTATION};
+use api::labels::{FROM_GENERATOR_LABEL, LEGACY_INSTANTIATION_ANNOTATION, SVELTOS_NAMESPACE};
 use api::v1beta1::{
     ClusterProfile, ClusterProfileSpec, DeploymentType, EventTrigger, GeneratorReference,
     HelmChart, KustomizationRef, TemplateResourceRef, ValueFrom,
@@ -221,17 +221,17 @@ impl Unit<'_> {
             helm_charts: spec
                 .helm_charts
                 .iter()
-                .map(|c| self.helm_chart(c))
+                .map(|c| self.helm_chart(c, &cx, &mut generated))
                 .collect::<Result<_, _>>()?,
             kustomization_refs: spec
                 .kustomization_refs
                 .iter()
-                .map(|k| self.kustomization(k))
+                .map(|k| self.kustomization(k, &cx, &mut generated))
                 .collect::<Result<_, _>>()?,
             pre_deploy_checks: spec.pre_deploy_checks.clone(),
             validate_healths: spec.validate_healths.clone(),
             patches: spec.patches.clone(),
-            patches_from: spec.patches_from.clone(),
+            patches_from: self.values_from(&spec.patches_from, &cx, &mut generated)?,
             drift_exclusions: spec.drift_exclusions.clone(),
             pre_delete_checks: spec.pre_delete_checks.clone(),
             post_delete_checks: spec.post_delete_checks.clone(),
@@ -275,30 +275,7 @@ impl Unit<'_> {
         if !api::selector::is_empty(&spec.destination_cluster_selector) {
             return Ok((spec.destination_cluster_selector.clone(), Vec::new()));
         }
-        let source = &self.inputs.cluster.reference;
-        let (api_version, kind) = match source.cluster_type {
-            api::v1beta1::ClusterType::Sveltos => (
-                "lib.projectsveltos.io/v1beta1".to_string(),
-                "SveltosCluster",
-            ),
-            api::v1beta1::ClusterType::Capi => (
-                self.inputs
-                    .cluster
-                    .object
-                    .get("apiVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("cluster.x-k8s.io/v1beta1")
-                    .to_string(),
-                "Cluster",
-            ),
-        };
-        let reference = ObjectReference {
-            api_version: Some(api_version),
-            kind: Some(kind.to_string()),
-            namespace: Some(source.namespace.clone()),
-            name: Some(source.name.clone()),
-            ..Default::default()
-        };
+        let reference = self.inputs.cluster.object_reference();
         Ok((LabelSelector::default(), vec![reference]))
     }
 
@@ -326,34 +303,61 @@ impl Unit<'_> {
         Ok(out)
     }
 
-    fn values_from(&self, values_from: &[ValueFrom]) -> Result<Vec<ValueFrom>, String> {
-        values_from
-            .iter()
-            .map(|v| {
-                // A reference whose rendered object is missing is kept as written, as upstream.
-                let namespace = self.text("valuesFrom namespace", &v.namespace)?;
-                let name = self.text("valuesFrom name", &v.name)?;
-                let lookup_namespace = if namespace.is_empty() {
-                    self.inputs.cluster.reference.namespace.clone()
-                } else {
-                    namespace.clone()
-                };
-                if let Some(reason) = self.lookup.refused(&v.kind, &lookup_namespace, &name) {
-                    return Err(reason);
-                }
-                if self.lookup.get(&v.kind, &lookup_namespace, &name).is_none() {
-                    return Ok(v.clone());
-                }
-                Ok(ValueFrom {
+    /// valuesFrom (and patchesFrom) references: rendered; an instantiated object is written
+    /// into `generated` and referenced instead; a reference whose rendered object is missing
+    /// is kept as written, as upstream does.
+    fn values_from(
+        &self,
+        values_from: &[ValueFrom],
+        cx: &Context<'_>,
+        generated: &mut Vec<Generated>,
+    ) -> Result<Vec<ValueFrom>, String> {
+        let mut out = Vec::with_capacity(values_from.len());
+        for reference in values_from {
+            let namespace = self.text("valuesFrom namespace", &reference.namespace)?;
+            let name = self.text("valuesFrom name", &reference.name)?;
+            let lookup_namespace = if namespace.is_empty() {
+                self.inputs.cluster.reference.namespace.clone()
+            } else {
+                namespace.clone()
+            };
+            if let Some(reason) = self
+                .lookup
+                .refused(&reference.kind, &lookup_namespace, &name)
+            {
+                return Err(reason);
+            }
+            let Some(source) = self.lookup.get(&reference.kind, &lookup_namespace, &name) else {
+                out.push(reference.clone());
+                continue;
+            };
+            if !instantiate::wants_instantiation(&source, cx) {
+                out.push(ValueFrom {
                     namespace,
                     name,
-                    ..v.clone()
-                })
-            })
-            .collect()
+                    ..reference.clone()
+                });
+                continue;
+            }
+            let object = instantiate::instantiated(&source, cx)?;
+            out.push(ValueFrom {
+                namespace: SVELTOS_NAMESPACE.to_owned(),
+                name: object.name.clone(),
+                ..reference.clone()
+            });
+            if !generated.contains(&object) {
+                generated.push(object);
+            }
+        }
+        Ok(out)
     }
 
-    fn helm_chart(&self, chart: &HelmChart) -> Result<HelmChart, String> {
+    fn helm_chart(
+        &self,
+        chart: &HelmChart,
+        cx: &Context<'_>,
+        generated: &mut Vec<Generated>,
+    ) -> Result<HelmChart, String> {
         Ok(HelmChart {
             repository_url: self.text("helm repositoryURL", &chart.repository_url)?,
             repository_name: self.text("helm repositoryName", &chart.repository_name)?,
@@ -362,12 +366,17 @@ impl Unit<'_> {
             release_name: self.text("helm releaseName", &chart.release_name)?,
             release_namespace: self.text("helm releaseNamespace", &chart.release_namespace)?,
             values: self.text("helm values", &chart.values)?,
-            values_from: self.values_from(&chart.values_from)?,
+            values_from: self.values_from(&chart.values_from, cx, generated)?,
             ..chart.clone()
         })
     }
 
-    fn kustomization(&self, reference: &KustomizationRef) -> Result<KustomizationRef, String> {
+    fn kustomization(
+        &self,
+        reference: &KustomizationRef,
+        cx: &Context<'_>,
+        generated: &mut Vec<Generated>,
+    ) -> Result<KustomizationRef, String> {
         Ok(KustomizationRef {
             namespace: self.text("kustomizationRef namespace", &reference.namespace)?,
             name: self.text("kustomizationRef name", &reference.name)?,
@@ -386,7 +395,7 @@ impl Unit<'_> {
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), self.text("kustomizationRef value", v)?)))
                 .collect::<Result<_, String>>()?,
-            values_from: self.values_from(&reference.values_from)?,
+            values_from: self.values_from(&reference.values_from, cx, generated)?,
             ..reference.clone()
         })
     }
@@ -728,6 +737,35 @@ mod tests {
             1,
             "patchesFrom propagated (upstream drops it)"
         );
+    }
+
+    #[test]
+    fn values_from_an_instantiated_object_references_its_rendering() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(true);
+        trigger.spec.policy_refs.clear();
+        let values = |name: &str| ValueFrom {
+            kind: "ConfigMap".into(),
+            namespace: "default".into(),
+            name: name.into(),
+            ..Default::default()
+        };
+        trigger.spec.helm_charts = vec![HelmChart {
+            values_from: vec![values("network-policy"), values("absent")],
+            ..Default::default()
+        }];
+        trigger.spec.patches_from = vec![values("network-policy")];
+        let desired = decide(&trigger, &c1, &events(&["a"]), &network_policy_objects()).unwrap();
+        let spec = &desired.profiles[0].spec;
+        let instantiated = &spec.helm_charts[0].values_from[0];
+        assert_eq!(instantiated.namespace, "projectsveltos");
+        assert!(instantiated.name.starts_with("sveltos-"));
+        assert_eq!(spec.helm_charts[0].values_from[1], values("absent"));
+        assert_eq!(spec.patches_from[0], *instantiated);
+        assert_eq!(desired.generated.len(), 1, "one object for both references");
+        let object = &desired.generated[0];
+        assert_eq!(object.name, instantiated.name);
+        assert_eq!(object.data["networkpolicy.yaml"], "name: front-a");
     }
 
     #[test]
