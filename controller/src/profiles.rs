@@ -125,6 +125,22 @@ pub fn desired(
             })?;
         }
         for cloud_event in &inputs.events.cloud_events {
+            // `cloudEventAction` decides whether the event makes its profile (upstream
+            // dereferences nil on any other value; here it is a failure in words).
+            let data = cloud_event_data(&inputs.cluster.object, cloud_event);
+            let action = &trigger.spec.cloud_event_action;
+            match render_field(render, &name, action, &data)
+                .map_err(|e| format!("cannot render cloudEventAction {action:?}: {e}"))?
+                .trim()
+            {
+                "Create" => {}
+                "Delete" => continue,
+                other => {
+                    return Err(format!(
+                        "cloudEventAction must render Create or Delete, not {other:?}"
+                    ));
+                }
+            }
             let field = |f: &str| {
                 cloud_event
                     .get(f)
@@ -138,9 +154,7 @@ pub fn desired(
                 resource: None,
                 cloud_event: Some((field("source"), field("subject"))),
             };
-            add(identity, digest_value(cloud_event), &|| {
-                cloud_event_data(&inputs.cluster.object, cloud_event)
-            })?;
+            add(identity, digest_value(cloud_event), &|| data.clone())?;
         }
     } else if !inputs.events.is_empty() {
         let identity = Identity {
@@ -656,6 +670,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(first, again);
+    }
+
+    #[test]
+    fn cloud_event_action_creates_deletes_or_fails_in_words() {
+        let c1 = cluster("c1");
+        let mut trigger = network_policy_trigger(true);
+        trigger.spec.policy_refs.clear();
+        let mut cloud = events(&[]);
+        cloud.cloud_events = vec![json!({"source": "a/b", "subject": "s", "type": "t"})];
+        let objects = network_policy_objects();
+        let mut outcome = |action: &str| {
+            trigger.spec.cloud_event_action = action.into();
+            decide(&trigger, &c1, &cloud, &objects)
+        };
+        let created = outcome("Create").unwrap();
+        assert_eq!(created.profiles.len(), 1);
+        let labels = created.profiles[0].metadata.labels.clone().unwrap();
+        assert_eq!(labels["eventtrigger.lib.projectsveltos.io/cesource"], "a-b");
+        assert!(outcome("Delete").unwrap().profiles.is_empty());
+        let error = outcome("Remove").unwrap_err();
+        assert!(error.contains("Create or Delete"), "{error}");
     }
 
     #[test]
