@@ -5,7 +5,7 @@
 
 mod support;
 
-use api::v1beta1::{ClusterProfile, EventReport, SveltosCluster};
+use api::v1beta1::{ClusterProfile, EventReport, ReportPhase, SveltosCluster};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -32,6 +32,11 @@ async fn a_spoke_cluster_gets_its_add_ons_through_the_relay() {
     // The report was written in the cluster by its own agent, and relayed.
     let local: Api<EventReport> = Api::namespaced(managed.clone(), "projectsveltos");
     assert_eq!(names(&local).await, ["sveltos-service"]);
+    eventually("the local report to be marked delivered", || async {
+        let report = local.get("sveltos-service").await.unwrap();
+        report.status.and_then(|s| s.phase) == Some(ReportPhase::Processed)
+    })
+    .await;
     let relayed: Api<EventReport> = Api::namespaced(mgmt.clone(), "default");
     assert_eq!(
         names(&relayed).await,

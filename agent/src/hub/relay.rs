@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use api::labels::{DEPLOYED_BY_SVELTOS_ANNOTATION, SVELTOS_NAMESPACE};
 use api::secret_data;
-use api::v1beta1::{EventReport, EventSource};
+use api::v1beta1::{EventReport, EventSource, ReportPhase};
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -147,7 +147,8 @@ pub async fn run(
     loop {
         let current = sources.borrow_and_update().clone();
         let copied = sync_copies(&managed, &current, &mut relayed).await;
-        let relayed_all = relay_reports(&hub, &current, &reports, &secrets, &mut relayed).await;
+        let relayed_all =
+            relay_reports(&hub, &managed, &current, &reports, &secrets, &mut relayed).await;
         let pending = !(copied && relayed_all);
         tokio::select! {
             changed = sources.changed() => if changed.is_err() { return Ok(()) },
@@ -246,10 +247,12 @@ fn relayed_publication(
     (&secret_data::data_digest(&sealed) == digest).then_some(Publication { spec, sealed })
 }
 
-/// Relays every local report of an assigned source whose content changed, and deletes relayed
-/// reports whose local report or assignment is gone; false if some failed or wait.
+/// Relays every local report of an assigned source whose content changed (marking it
+/// `Processed` in the cluster once relayed), and deletes relayed reports whose local report or
+/// assignment is gone; false if some failed or wait.
 async fn relay_reports(
     hub: &Destination,
+    managed: &Client,
     sources: &Sources,
     reports: &Store<EventReport>,
     secrets: &Store<Secret>,
@@ -273,17 +276,24 @@ async fn relay_reports(
             continue;
         };
         let previous = relayed.reports.get(name);
-        if previous == Some(&publication) {
-            continue;
+        if previous != Some(&publication) {
+            match report::write(hub, &publication, previous).await {
+                Ok(_) => {
+                    relayed.reports.insert(name.clone(), publication);
+                }
+                Err(error) => {
+                    tracing::warn!(%cluster, source = %name, %error, "cannot relay EventReport");
+                    done = false;
+                    continue;
+                }
+            }
         }
-        match report::write(hub, &publication, previous).await {
-            Ok(_) => {
-                relayed.reports.insert(name.clone(), publication);
-            }
-            Err(error) => {
-                tracing::warn!(%cluster, source = %name, %error, "cannot relay EventReport");
-                done = false;
-            }
+        let phase = local.status.as_ref().and_then(|s| s.phase);
+        if phase != Some(ReportPhase::Processed)
+            && let Err(error) = report::set_phase(managed, name, ReportPhase::Processed).await
+        {
+            tracing::warn!(%cluster, source = %name, %error, "cannot mark EventReport delivered");
+            done = false;
         }
     }
     let gone: Vec<String> = relayed

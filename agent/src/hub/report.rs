@@ -10,7 +10,7 @@ use api::labels::{
 };
 use api::secret_data;
 use api::v1beta1::{
-    ClusterType, EventReport, EventReportSpec, EventSource, event_report_name,
+    ClusterType, EventReport, EventReportSpec, EventSource, ReportPhase, event_report_name,
     join_collected_resources,
 };
 use k8s_openapi::ByteString;
@@ -269,7 +269,25 @@ pub async fn write(
     if digest.is_none() && previous.is_none_or(|p| !p.sealed.is_empty()) {
         delete_companion(client, namespace, &name).await?;
     }
+    if let Destination::Local { client } = destination {
+        // A changed local report waits for the hub's relay, as Sveltos' agent says.
+        set_phase(client, &name, ReportPhase::WaitingForDelivery).await?;
+    }
     Ok(written.status.and_then(|s| s.agent_failure_message))
+}
+
+/// Sets the delivery phase of local report `name` (in `projectsveltos`).
+pub async fn set_phase(client: &Client, name: &str, phase: ReportPhase) -> kube::Result<()> {
+    let api: Api<EventReport> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let patch = serde_json::json!({ "status": { "phase": phase } });
+    match api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 /// Records in the report's status why `source` could not be evaluated for `cluster` (`None`
