@@ -69,7 +69,7 @@ impl Caches {
     }
 
     /// Forgets the manager's write of an object that is gone.
-    pub fn forget(&self, key: &str) {
+    fn forget(&self, key: &str) {
         if let Ok(mut writes) = self.own_writes.lock() {
             writes.remove(key);
         }
@@ -77,10 +77,19 @@ impl Caches {
 
     /// Whether an event showing `version` of the object is the echo of the manager's own
     /// write (then nothing needs planning).
-    pub fn is_own_write(&self, key: &str, version: Option<&str>) -> bool {
+    fn is_own_write(&self, key: &str, version: Option<&str>) -> bool {
         self.own_writes
             .lock()
             .is_ok_and(|writes| version.is_some() && writes.get(key).map(String::as_str) == version)
+    }
+
+    /// Whether a watch event needs no planning: the object (`present` in the cache) shows the
+    /// `version` the manager's own write left. Forgets the write of an object that is gone.
+    pub fn is_echo(&self, key: &str, present: bool, version: Option<&str>) -> bool {
+        if !present {
+            self.forget(key);
+        }
+        present && self.is_own_write(key, version)
     }
 
     /// Records that a referenced ConfigMap or Secret changed (the stores already hold it).

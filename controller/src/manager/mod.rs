@@ -244,10 +244,7 @@ fn start_watches(
                 .get(&ObjectRef::new(&name).within(&namespace))
                 .is_some();
             let key = own_key("ConfigMap", &namespace, &name);
-            if !present {
-                caches.forget(&key);
-            }
-            if !(present && caches.is_own_write(&key, c.metadata.resource_version.as_deref())) {
+            if !caches.is_echo(&key, present, c.metadata.resource_version.as_deref()) {
                 by_config_object(c.metadata.labels.as_ref());
             }
             async {}
@@ -276,10 +273,7 @@ fn start_watches(
             let present = caches.profiles.get(&ObjectRef::new(&name)).is_some();
             let generation = p.metadata.generation.map(|g| g.to_string());
             let key = own_key("ClusterProfile", "", &name);
-            if !present {
-                caches.forget(&key);
-            }
-            if !(present && caches.is_own_write(&key, generation.as_deref())) {
+            if !caches.is_echo(&key, present, generation.as_deref()) {
                 owner(p.metadata.labels.as_ref());
             }
             async {}
