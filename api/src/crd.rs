@@ -28,8 +28,8 @@ pub fn all() -> Result<Vec<CustomResourceDefinition>> {
         decorate(v1beta1::ClusterProfile::crd(), &["cprof"], &[]),
         decorate(v1beta1::ClusterSummary::crd(), &["csum"], &[]),
         decorate(v1beta1::ClusterReport::crd(), &["creport"], &[]),
-        decorate(v1beta1::ClusterSet::crd(), &[], &[]),
-        decorate(v1beta1::Set::crd(), &[], &[]),
+        decorate(v1beta1::ClusterSet::crd(), &["cset"], &[]),
+        decorate(v1beta1::Set::crd(), &["sset"], &[]),
     ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(crds)

@@ -8,13 +8,14 @@
 //! `maxReplicas` (0 selects none, as upstream; upstream keeps one fewer than `maxReplicas`
 //! when it has too many selected, here exactly `maxReplicas` stay).
 
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 
 use api::selector::SelectorError;
 use api::v1beta1::{ClusterSet, Pool, Set, SetStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource};
 use serde_json::json;
@@ -104,19 +105,39 @@ pub async fn run(
     if !ready.await {
         return;
     }
+    // The status last written per set: the cache may not show it yet, and deciding from an
+    // older selection would move a selected cluster for no reason.
+    let mut written: Written = HashMap::new();
     loop {
         let registered = clusters();
+        let mut present = HashSet::new();
         for set in cluster_sets.state() {
-            write_status(&client, set.as_ref(), &set.spec.pool, None, &registered).await;
+            present.insert(ObjectRef::from_obj(set.as_ref()).erase());
+            let pool = &set.spec.pool;
+            write_status(&client, set.as_ref(), pool, None, &registered, &mut written).await;
         }
         for set in sets.state() {
+            present.insert(ObjectRef::from_obj(set.as_ref()).erase());
             let namespace = set.meta().namespace.clone().unwrap_or_default();
             let pool = &set.spec.pool;
-            write_status(&client, set.as_ref(), pool, Some(&namespace), &registered).await;
+            let within = Some(namespace.as_str());
+            write_status(
+                &client,
+                set.as_ref(),
+                pool,
+                within,
+                &registered,
+                &mut written,
+            )
+            .await;
         }
+        written.retain(|key, _| present.contains(key));
         wake.notified().await;
     }
 }
+
+/// The status the controller last wrote, per set.
+type Written = HashMap<ObjectRef<DynamicObject>, SetStatus>;
 
 /// A ClusterSet or a Set.
 trait SetObject:
@@ -153,10 +174,13 @@ async fn write_status<K: SetObject>(
     pool: &Pool,
     namespace: Option<&str>,
     clusters: &[Cluster],
+    written: &mut Written,
 ) {
     let meta = set.meta();
     let name = meta.name.clone().unwrap_or_default();
-    let before = set.current().cloned().unwrap_or_default();
+    let key = ObjectRef::from_obj(set).erase();
+    let stored = set.current().cloned().unwrap_or_default();
+    let before = written.get(&key).cloned().unwrap_or_else(|| stored.clone());
     let status = match status(pool, namespace, clusters, &before.selected_cluster_refs) {
         Ok(status) => status,
         Err(error) => {
@@ -164,7 +188,8 @@ async fn write_status<K: SetObject>(
             return;
         }
     };
-    if status == before {
+    if status == stored || written.get(&key) == Some(&status) {
+        written.insert(key, status);
         return;
     }
     let api = set.api(client.clone());
@@ -173,11 +198,16 @@ async fn write_status<K: SetObject>(
         "matchingClusterRefs": status.matching_cluster_refs,
         "selectedClusterRefs": status.selected_cluster_refs,
     }});
-    if let Err(error) = api
+    match api
         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
-        tracing::warn!(kind = %K::kind(&()), %name, %error, "cannot write the status");
+        Ok(_) => {
+            written.insert(key, status);
+        }
+        Err(error) => {
+            tracing::warn!(kind = %K::kind(&()), %name, %error, "cannot write the status");
+        }
     }
 }
 

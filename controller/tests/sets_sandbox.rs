@@ -52,6 +52,20 @@ async fn a_cluster_set_chooses_the_source_and_replaces_a_cluster_that_went_down(
                                         "name": "network-policy"}]}}),
     )
     .await;
+    let tasks = start_system(&mgmt);
+    for cluster in &managed {
+        apply(cluster, service("web")).await;
+    }
+    // Once both clusters are ready the set picks the first of its pool.
+    let registered: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), "default");
+    eventually("both clusters to be ready", || async {
+        let clusters = registered.list(&Default::default()).await.unwrap().items;
+        clusters.len() == 2
+            && clusters
+                .iter()
+                .all(|c| c.status.as_ref().is_some_and(|s| s.ready))
+    })
+    .await;
     apply(
         &mgmt,
         json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "ClusterSet",
@@ -59,10 +73,6 @@ async fn a_cluster_set_chooses_the_source_and_replaces_a_cluster_that_went_down(
                "spec": {"clusterSelector": {"matchLabels": {"env": "fv"}}, "maxReplicas": 1}}),
     )
     .await;
-    let tasks = start_system(&mgmt);
-    for cluster in &managed {
-        apply(cluster, service("web")).await;
-    }
 
     let sets: Api<ClusterSet> = Api::all(mgmt.clone());
     eventually("the set to select one ready cluster", || async {

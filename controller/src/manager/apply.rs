@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use api::labels::{
     AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
-    SVELTOS_NAMESPACE,
+    CLUSTER_TYPE_LABEL, SVELTOS_NAMESPACE,
 };
-use api::v1beta1::{ClusterProfile, agent_sources_config_map_name, agent_sources_key};
+use api::v1beta1::{ClusterProfile, ClusterType, agent_sources_config_map_name, agent_sources_key};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -36,16 +36,28 @@ pub struct Applied {
     pub waiting: bool,
 }
 
-/// Whether an existing object belongs to a cluster whose pass failed or that is paused (kept
-/// untouched).
-fn of_failed_cluster(labels: Option<&BTreeMap<String, String>>, plan: &Plan) -> bool {
-    let Some(labels) = labels else { return false };
-    let namespace = labels.get(CLUSTER_NAMESPACE_LABEL);
-    let name = labels.get(CLUSTER_NAME_LABEL);
-    plan.failures
-        .keys()
-        .chain(plan.held.keys())
-        .any(|c: &ClusterRef| Some(&c.namespace) == namespace && Some(&c.name) == name)
+/// The source cluster an existing generated object's identity labels name.
+fn cluster_of(labels: Option<&BTreeMap<String, String>>) -> Option<ClusterRef> {
+    let labels = labels?;
+    let cluster_type = match labels.get(CLUSTER_TYPE_LABEL).map(String::as_str) {
+        Some("Capi") => ClusterType::Capi,
+        _ => ClusterType::Sveltos,
+    };
+    Some(ClusterRef {
+        namespace: labels.get(CLUSTER_NAMESPACE_LABEL)?.clone(),
+        name: labels.get(CLUSTER_NAME_LABEL)?.clone(),
+        cluster_type,
+    })
+}
+
+/// Whether an existing object belongs to a cluster this pass leaves as it is: its pass
+/// failed, it is paused, or another shard's manager handles it.
+fn untouched(labels: Option<&BTreeMap<String, String>>, plan: &Plan, caches: &Caches) -> bool {
+    cluster_of(labels).is_some_and(|cluster| {
+        plan.failures.contains_key(&cluster)
+            || plan.held.contains_key(&cluster)
+            || caches.handled_elsewhere(&cluster)
+    })
 }
 
 fn labels_hold(
@@ -168,7 +180,7 @@ pub async fn apply(
         let name = existing.metadata.name.clone().unwrap_or_default();
         if generated_by(labels, trigger)
             && !wanted_profiles.contains(&name)
-            && !of_failed_cluster(labels, plan)
+            && !untouched(labels, plan, caches)
         {
             stale_profiles.push(name);
         }
@@ -195,7 +207,7 @@ pub async fn apply(
         metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE)
             && generated_by(metadata.labels.as_ref(), trigger)
             && !wanted.contains(&(kind.to_string(), metadata.name.clone().unwrap_or_default()))
-            && !of_failed_cluster(metadata.labels.as_ref(), plan)
+            && !untouched(metadata.labels.as_ref(), plan, caches)
     };
     for existing in caches.config_maps.state() {
         if stale(&existing.metadata, "ConfigMap") {
@@ -262,6 +274,24 @@ pub fn secret(generated: &Generated) -> Secret {
     }
 }
 
+/// Whether an agent source list belongs to a cluster another shard's manager handles.
+fn list_of_other_shard(caches: &Caches, metadata: &ObjectMeta) -> bool {
+    let namespace = metadata.namespace.clone().unwrap_or_default();
+    let name = metadata.name.as_deref().unwrap_or_default();
+    [ClusterType::Sveltos, ClusterType::Capi]
+        .into_iter()
+        .any(|cluster_type| {
+            let suffix = format!("-{}", cluster_type.lowercase());
+            name.strip_suffix(&suffix).is_some_and(|cluster| {
+                caches.handled_elsewhere(&ClusterRef {
+                    namespace: namespace.clone(),
+                    name: cluster.to_owned(),
+                    cluster_type,
+                })
+            })
+        })
+}
+
 /// Field manager of one trigger's entries in the agents' per-cluster source lists: each
 /// trigger owns its keys, so dropping a key from its apply removes just that key.
 fn source_list_manager(trigger: &str) -> String {
@@ -299,7 +329,7 @@ async fn apply_source_lists(
             .iter()
             .flatten()
             .any(|(key, source)| *key == agent_sources_key(trigger, source));
-        if ours {
+        if ours && !list_of_other_shard(caches, &existing.metadata) {
             let place = (
                 existing.metadata.namespace.clone().unwrap_or_default(),
                 existing.metadata.name.clone().unwrap_or_default(),

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
 use api::secret_data;
 use api::v1beta1::{
-    ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger, SveltosCluster,
-    event_report_name,
+    ClusterProfile, ClusterSet, ClusterType, EventReport, EventSource, EventTrigger,
+    SveltosCluster, event_report_name,
 };
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -90,6 +90,23 @@ impl Caches {
             self.forget(key);
         }
         present && self.is_own_write(key, version)
+    }
+
+    /// Whether `cluster` exists but belongs to another shard: its objects are another
+    /// manager's to keep or delete.
+    pub fn handled_elsewhere(&self, cluster: &ClusterRef) -> bool {
+        let shard = match cluster.cluster_type {
+            ClusterType::Sveltos => self
+                .clusters
+                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
+                .and_then(|c| Cluster::from_sveltos(&c).ok())
+                .map(|c| c.shard),
+            ClusterType::Capi => self
+                .capi
+                .get(&cluster.namespace, &cluster.name)
+                .map(|c| Cluster::from_capi(&c).shard),
+        };
+        shard.is_some_and(|shard| shard != self.scope.shard)
     }
 
     /// Records that a referenced ConfigMap or Secret changed (the stores already hold it).

@@ -369,6 +369,7 @@ pub async fn reconcile(
             write_status(
                 &triggers,
                 recorder,
+                caches,
                 &trigger,
                 &Plan::default(),
                 Some(&reason),
@@ -387,7 +388,15 @@ pub async fn reconcile(
     );
     let result = apply::apply(client, caches, name, &plan).await;
     let failure = result.as_ref().err().map(ToString::to_string);
-    write_status(&triggers, recorder, &trigger, &plan, failure.as_deref()).await?;
+    write_status(
+        &triggers,
+        recorder,
+        caches,
+        &trigger,
+        &plan,
+        failure.as_deref(),
+    )
+    .await?;
     let applied = result?;
     if applied.written + applied.deleted > 0 {
         tracing::info!(
@@ -489,11 +498,26 @@ pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
 async fn write_status(
     triggers: &Api<EventTrigger>,
     recorder: &Recorder,
+    caches: &Caches,
     trigger: &EventTrigger,
     plan: &Plan,
     failure: Option<&str>,
 ) -> kube::Result<()> {
-    let status = status_of(plan, failure);
+    let mut status = status_of(plan, failure);
+    // Clusters of other shards keep the entries their manager wrote; one order for all
+    // managers, so that they never rewrite each other's status back and forth.
+    if let Some(before) = &trigger.status {
+        let elsewhere = |r: &ObjectReference| {
+            ClusterRef::from_reference(r).is_some_and(|c| caches.handled_elsewhere(&c))
+        };
+        let others = before.matching_cluster_refs.iter().filter(|r| elsewhere(r));
+        status.matching_cluster_refs.extend(others.cloned());
+        let others = before.cluster_info.iter().filter(|i| elsewhere(&i.cluster));
+        status.cluster_info.extend(others.cloned());
+    }
+    let order = |r: &ObjectReference| (r.namespace.clone(), r.name.clone(), r.kind.clone());
+    status.matching_cluster_refs.sort_by_key(order);
+    status.cluster_info.sort_by_key(|i| order(&i.cluster));
     if trigger.status.as_ref() == Some(&status) {
         return Ok(());
     }
