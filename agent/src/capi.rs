@@ -120,6 +120,16 @@ fn crd_event(event: watcher::Event<CustomResourceDefinition>, listing: &mut Opti
     }
 }
 
+/// Whether the API server refused the request (403).
+fn forbidden(error: &watcher::Error) -> bool {
+    match error {
+        watcher::Error::InitialListFailed(kube::Error::Api(status))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status.code == 403,
+        _ => false,
+    }
+}
+
 /// Follows the CRD and the clusters until `changes` is closed.
 async fn follow(
     client: Client,
@@ -139,6 +149,9 @@ async fn follow(
             *objects = all;
         }
     };
+    let mark_ready = || {
+        ready.send_if_modified(|r| !std::mem::replace(r, true));
+    };
     loop {
         tokio::select! {
             () = changes.closed() => break,
@@ -146,7 +159,14 @@ async fn follow(
                 let event = match event {
                     Some(Ok(event)) => event,
                     Some(Err(error)) => {
-                        tracing::warn!(%error, "watch of Cluster API's CRD failed; retrying");
+                        if forbidden(&error) && version.is_none() {
+                            // Without the right to read CRDs, Cluster API counts as absent
+                            // rather than holding every other cluster back.
+                            tracing::error!(%error, "cannot read Cluster API's CRD; Cluster API clusters are ignored until it can be read");
+                            mark_ready();
+                        } else {
+                            tracing::warn!(%error, "watch of Cluster API's CRD failed; retrying");
+                        }
                         continue;
                     }
                     None => break,
@@ -155,7 +175,11 @@ async fn follow(
                     continue;
                 };
                 if wanted == version && (task.is_some() || wanted.is_none()) {
-                    ready.send_if_modified(|r| !std::mem::replace(r, true));
+                    // Unchanged: absent stays absent (ready); a watched version becomes
+                    // ready with its list.
+                    if wanted.is_none() {
+                        mark_ready();
+                    }
                     continue;
                 }
                 if let Some(task) = task.take() {
@@ -174,16 +198,23 @@ async fn follow(
                     }
                     None => {
                         replace(BTreeMap::new());
-                        ready.send_if_modified(|r| !std::mem::replace(r, true));
+                        mark_ready();
                     }
                 }
                 let _ = changes.send(());
             }
             Some(event) = incoming.recv() => {
+                // An aborted watch of the previous version may still have sent something.
+                let (KindEvent::Listed(gvk, _)
+                | KindEvent::Applied(gvk, ..)
+                | KindEvent::Deleted(gvk, _)) = &event;
+                if version.as_deref() != Some(gvk.version.as_str()) {
+                    continue;
+                }
                 match event {
                     KindEvent::Listed(_, all) => {
                         replace(all);
-                        ready.send_if_modified(|r| !std::mem::replace(r, true));
+                        mark_ready();
                     }
                     KindEvent::Applied(_, key, value) => {
                         if let Ok(mut objects) = objects.write() {

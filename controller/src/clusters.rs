@@ -12,7 +12,7 @@ use api::selector::{self, SelectorError};
 use api::v1beta1::{ClusterType, ConnectionStatus, SveltosCluster};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::Value;
 
 use crate::identity::ClusterRef;
@@ -135,21 +135,66 @@ pub struct ClusterScope {
     pub capi_onboard_annotation: Option<String>,
 }
 
-/// Every registered cluster in `scope`: SveltosClusters and Cluster API clusters.
-pub fn registered(
-    sveltos: &Store<SveltosCluster>,
-    capi: &CapiClusters,
-    scope: &ClusterScope,
-) -> Vec<Cluster> {
-    let sveltos = sveltos
-        .state()
-        .into_iter()
-        .filter_map(|c| Cluster::from_sveltos(&c).ok());
-    let capi = capi.state().into_iter().map(|c| Cluster::from_capi(&c));
-    sveltos
-        .chain(capi)
-        .filter(|c| c.shard == scope.shard)
-        .collect()
+/// The registered clusters as one process sees them (SveltosClusters and Cluster API
+/// clusters, kept current by watches) and the scope it handles.
+#[derive(Clone)]
+pub struct Fleet {
+    /// SveltosClusters.
+    pub sveltos: Store<SveltosCluster>,
+    /// Cluster API clusters.
+    pub capi: CapiClusters,
+    /// The clusters this process handles.
+    pub scope: ClusterScope,
+}
+
+impl Fleet {
+    /// Every registered cluster, whatever its shard.
+    pub fn all(&self) -> Vec<Cluster> {
+        let sveltos = self
+            .sveltos
+            .state()
+            .into_iter()
+            .filter_map(|c| Cluster::from_sveltos(&c).ok());
+        let capi = self
+            .capi
+            .state()
+            .into_iter()
+            .map(|c| Cluster::from_capi(&c));
+        sveltos.chain(capi).collect()
+    }
+
+    /// The registered clusters of this process's shard.
+    pub fn in_scope(&self) -> Vec<Cluster> {
+        let mut clusters = self.all();
+        clusters.retain(|c| c.shard == self.scope.shard);
+        clusters
+    }
+
+    /// Registered cluster `cluster`, if it exists.
+    pub fn get(&self, cluster: &ClusterRef) -> Option<Cluster> {
+        match cluster.cluster_type {
+            ClusterType::Sveltos => self
+                .sveltos
+                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
+                .and_then(|c| Cluster::from_sveltos(&c).ok()),
+            ClusterType::Capi => self
+                .capi
+                .get(&cluster.namespace, &cluster.name)
+                .map(|c| Cluster::from_capi(&c)),
+        }
+    }
+
+    /// Whether `cluster` exists but belongs to another shard: what was made for it is
+    /// another process's to keep or remove.
+    pub fn handled_elsewhere(&self, cluster: &ClusterRef) -> bool {
+        self.get(cluster)
+            .is_some_and(|c| c.shard != self.scope.shard)
+    }
+
+    /// Waits until both caches are filled; false if a watch ended first.
+    pub async fn ready(&self) -> bool {
+        self.sveltos.wait_until_ready().await.is_ok() && self.capi.wait_until_ready().await
+    }
 }
 
 /// The clusters `cluster_selector` picks, sorted; empty selector = none.
@@ -261,7 +306,13 @@ mod tests {
                 shard: shard.to_owned(),
                 capi_onboard_annotation: None,
             };
-            registered(&store, &CapiClusters::none(), &scope)
+            let fleet = Fleet {
+                sveltos: store.clone(),
+                capi: CapiClusters::none(),
+                scope,
+            };
+            fleet
+                .in_scope()
                 .into_iter()
                 .map(|c| c.reference.name)
                 .collect()

@@ -164,8 +164,9 @@ pub fn instantiated(source: &Referenced, cx: &Context<'_>) -> Result<Generated, 
     })
 }
 
-/// Looks up a referenced object and enforces the Secret type rule.
-fn cx_lookup(
+/// Looks up a referenced object, refusing what the tenant may not read and enforcing the
+/// Secret type rule; `None` when it does not exist.
+pub fn cx_lookup(
     cx: &Context<'_>,
     kind: &str,
     namespace: &str,

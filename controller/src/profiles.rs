@@ -124,35 +124,47 @@ pub fn desired(
                 single_event_data(&inputs.cluster.object, &event)
             })?;
         }
+        // `cloudEventAction` decides, per (source, subject), whether the latest event of it
+        // makes a profile: Create does, Delete does not (upstream dereferences nil on any
+        // other value; here it is a failure in words).
+        let mut latest: Vec<LatestCloudEvent<'_>> = Vec::new();
         for cloud_event in &inputs.events.cloud_events {
-            // `cloudEventAction` decides whether the event makes its profile (upstream
-            // dereferences nil on any other value; here it is a failure in words).
-            let data = cloud_event_data(&inputs.cluster.object, cloud_event);
-            let action = &trigger.spec.cloud_event_action;
-            match render_field(render, &name, action, &data)
-                .map_err(|e| format!("cannot render cloudEventAction {action:?}: {e}"))?
-                .trim()
-            {
-                "Create" => {}
-                "Delete" => continue,
-                other => {
-                    return Err(format!(
-                        "cloudEventAction must render Create or Delete, not {other:?}"
-                    ));
-                }
-            }
             let field = |f: &str| {
                 cloud_event
                     .get(f)
                     .and_then(Value::as_str)
                     .unwrap_or_default()
             };
+            let key = (field("source"), field("subject"));
+            let data = cloud_event_data(&inputs.cluster.object, cloud_event);
+            let action = &trigger.spec.cloud_event_action;
+            let made = match render_field(render, &name, action, &data)
+                .map_err(|e| format!("cannot render cloudEventAction {action:?}: {e}"))?
+                .trim()
+            {
+                "Create" => Some((cloud_event, data)),
+                "Delete" => None,
+                other => {
+                    return Err(format!(
+                        "cloudEventAction must render Create or Delete, not {other:?}"
+                    ));
+                }
+            };
+            match latest.iter_mut().find(|l| l.key == key) {
+                Some(entry) => entry.made = made,
+                None => latest.push(LatestCloudEvent { key, made }),
+            }
+        }
+        for LatestCloudEvent { key, made } in latest {
+            let Some((cloud_event, data)) = made else {
+                continue;
+            };
             let identity = Identity {
                 trigger: trigger_name,
                 cluster,
                 event_source: inputs.event_source,
                 resource: None,
-                cloud_event: Some((field("source"), field("subject"))),
+                cloud_event: Some(key),
             };
             add(identity, digest_value(cloud_event), &|| data.clone())?;
         }
@@ -168,6 +180,13 @@ pub fn desired(
         add(identity, digest_value(&data), &|| data.clone())?;
     }
     Ok(out)
+}
+
+/// The latest CloudEvent of one (source, subject) and, when its action is Create, the event
+/// and its template data.
+struct LatestCloudEvent<'a> {
+    key: (&'a str, &'a str),
+    made: Option<(&'a Value, Value)>,
 }
 
 /// One ClusterProfile and what it needs generated.
@@ -335,13 +354,8 @@ impl Unit<'_> {
             } else {
                 namespace.clone()
             };
-            if let Some(reason) = self
-                .lookup
-                .refused(&reference.kind, &lookup_namespace, &name)
-            {
-                return Err(reason);
-            }
-            let Some(source) = self.lookup.get(&reference.kind, &lookup_namespace, &name) else {
+            let found = instantiate::cx_lookup(cx, &reference.kind, &lookup_namespace, &name);
+            let Some(source) = found.transpose()? else {
                 out.push(reference.clone());
                 continue;
             };
@@ -556,6 +570,16 @@ mod tests {
         events: &ReportEvents,
         objects: &Objects,
     ) -> Result<Desired, String> {
+        decide_with(&NameOnly, trigger, cluster, events, objects)
+    }
+
+    fn decide_with(
+        render: &dyn Render,
+        trigger: &EventTrigger,
+        cluster: &Cluster,
+        events: &ReportEvents,
+        objects: &Objects,
+    ) -> Result<Desired, String> {
         let inputs = Inputs {
             trigger,
             cluster,
@@ -563,7 +587,7 @@ mod tests {
             events,
             lookup_epoch: 0,
         };
-        desired(&inputs, &NameOnly, objects, &mut UnitMemo::default())
+        desired(&inputs, render, objects, &mut UnitMemo::default())
     }
 
     #[test]
@@ -680,17 +704,28 @@ mod tests {
         let mut cloud = events(&[]);
         cloud.cloud_events = vec![json!({"source": "a/b", "subject": "s", "type": "t"})];
         let objects = network_policy_objects();
-        let mut outcome = |action: &str| {
+        let go = crate::engine::GoTemplates::new();
+        let mut outcome = |action: &str, cloud: &ReportEvents| {
             trigger.spec.cloud_event_action = action.into();
-            decide(&trigger, &c1, &cloud, &objects)
+            decide_with(&go, &trigger, &c1, cloud, &objects)
         };
-        let created = outcome("Create").unwrap();
+        let created = outcome("Create", &cloud).unwrap();
         assert_eq!(created.profiles.len(), 1);
         let labels = created.profiles[0].metadata.labels.clone().unwrap();
         assert_eq!(labels["eventtrigger.lib.projectsveltos.io/cesource"], "a-b");
-        assert!(outcome("Delete").unwrap().profiles.is_empty());
-        let error = outcome("Remove").unwrap_err();
+        assert!(outcome("Delete", &cloud).unwrap().profiles.is_empty());
+        let error = outcome("Remove", &cloud).unwrap_err();
         assert!(error.contains("Create or Delete"), "{error}");
+        // The latest event of a (source, subject) decides.
+        let by_type = r#"{{ if eq .CloudEvent.type "gone" }}Delete{{ else }}Create{{ end }}"#;
+        cloud
+            .cloud_events
+            .push(json!({"source": "a/b", "subject": "s", "type": "gone"}));
+        assert!(outcome(by_type, &cloud).unwrap().profiles.is_empty());
+        cloud
+            .cloud_events
+            .push(json!({"source": "a/b", "subject": "s", "type": "back"}));
+        assert_eq!(outcome(by_type, &cloud).unwrap().profiles.len(), 1);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use api::selector::SelectorError;
 use api::v1beta1::{ClusterSet, Pool, Set, SetStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource};
 use serde_json::json;
@@ -39,6 +39,7 @@ pub fn status(
         .collect();
     for reference in &pool.cluster_refs {
         if let Some(cluster) = ClusterRef::from_reference(reference)
+            && namespace.is_none_or(|ns| cluster.namespace == ns)
             && !members.iter().any(|(m, _)| *m == cluster)
         {
             members.push((cluster, reference.clone()));
@@ -112,12 +113,12 @@ pub async fn run(
         let registered = clusters();
         let mut present = HashSet::new();
         for set in cluster_sets.state() {
-            present.insert(ObjectRef::from_obj(set.as_ref()).erase());
+            present.insert(written_key(set.meta()));
             let pool = &set.spec.pool;
             write_status(&client, set.as_ref(), pool, None, &registered, &mut written).await;
         }
         for set in sets.state() {
-            present.insert(ObjectRef::from_obj(set.as_ref()).erase());
+            present.insert(written_key(set.meta()));
             let namespace = set.meta().namespace.clone().unwrap_or_default();
             let pool = &set.spec.pool;
             let within = Some(namespace.as_str());
@@ -136,10 +137,20 @@ pub async fn run(
     }
 }
 
-/// The status the controller last wrote, per set.
-type Written = HashMap<ObjectRef<DynamicObject>, SetStatus>;
+/// The status the controller last wrote, per set (namespace, name and uid: a set deleted and
+/// created again starts afresh).
+type Written = HashMap<(Option<String>, String, Option<String>), SetStatus>;
 
-/// A ClusterSet or a Set.
+/// Key of `set` in [`Written`].
+fn written_key(meta: &ObjectMeta) -> (Option<String>, String, Option<String>) {
+    (
+        meta.namespace.clone(),
+        meta.name.clone().unwrap_or_default(),
+        meta.uid.clone(),
+    )
+}
+
+/// A ClusterSet or a Set: its status and its API.
 trait SetObject:
     Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug
 {
@@ -168,6 +179,8 @@ impl SetObject for Set {
     }
 }
 
+/// Writes the status `pool` gives `set` (selector limited to `namespace` for Sets) when it
+/// differs from the stored one and from what was last written.
 async fn write_status<K: SetObject>(
     client: &Client,
     set: &K,
@@ -178,7 +191,7 @@ async fn write_status<K: SetObject>(
 ) {
     let meta = set.meta();
     let name = meta.name.clone().unwrap_or_default();
-    let key = ObjectRef::from_obj(set).erase();
+    let key = written_key(meta);
     let stored = set.current().cloned().unwrap_or_default();
     let before = written.get(&key).cloned().unwrap_or_else(|| stored.clone());
     let status = match status(pool, namespace, clusters, &before.selected_cluster_refs) {
@@ -267,7 +280,16 @@ mod tests {
 
     #[test]
     fn a_set_pools_its_namespace_only() {
-        let status = status(&pool(5), Some("b"), &fleet(), &[]).unwrap();
+        let mut with_refs = pool(5);
+        with_refs.cluster_refs = vec![ObjectReference {
+            api_version: Some("lib.projectsveltos.io/v1beta1".into()),
+            kind: Some("SveltosCluster".into()),
+            namespace: Some("a".into()),
+            name: Some("c5".into()),
+            ..Default::default()
+        }];
+        let status = status(&with_refs, Some("b"), &fleet(), &[]).unwrap();
+        assert_eq!(names(&status.matching_cluster_refs), ["c3"]);
         assert_eq!(names(&status.selected_cluster_refs), ["c3"]);
     }
 

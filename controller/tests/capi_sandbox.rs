@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use api::v1beta1::{ClusterProfile, EventReport};
-use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch};
@@ -157,8 +157,11 @@ async fn a_cluster_api_cluster_is_a_source_and_a_destination() {
         .delete("workload", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the report and the profile to go", || async {
-        names(&reports).await.is_empty() && names(&profiles).await.is_empty()
+    let config_maps: Api<ConfigMap> = Api::namespaced(mgmt.clone(), "default");
+    eventually("the report, the profile and the source list to go", || async {
+        names(&reports).await.is_empty()
+            && names(&profiles).await.is_empty()
+            && config_maps.get_opt("workload-capi").await.unwrap().is_none()
     })
     .await;
     for task in tasks {

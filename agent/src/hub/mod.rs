@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use api::capi as capi_fields;
+use api::capi::CapiCluster;
 use api::labels::{AGENT_SOURCES_KEY_PREFIX, AGENT_SOURCES_LABEL};
 use api::v1beta1::{
     ClusterType, EventSource, EventTrigger, SveltosCluster, agent_sources_config_map_name,
@@ -246,7 +246,7 @@ fn served(caches: &Caches, id: &ClusterId) -> Option<Registration> {
         }
         ClusterType::Capi => {
             let object = caches.capi.get(&id.namespace, &id.name)?;
-            let cluster = capi_fields::CapiCluster(&object);
+            let cluster = CapiCluster(&object);
             let serve = cluster.selectable() && !cluster.paused();
             serve.then_some(Registration::Capi(object))
         }

@@ -106,6 +106,15 @@ impl ClusterType {
         }
     }
 
+    /// The type a name says: `Capi`/`capi` or `Sveltos`/`sveltos`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "Capi" | "capi" => Some(ClusterType::Capi),
+            "Sveltos" | "sveltos" => Some(ClusterType::Sveltos),
+            _ => None,
+        }
+    }
+
     /// The JSON form: `Capi` or `Sveltos`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -137,6 +146,13 @@ pub fn event_report_name(
 /// hub-mode agent evaluates for it: `<clusterName>-<capi|sveltos>`, as Sveltos names it.
 pub fn agent_sources_config_map_name(cluster_name: &str, cluster_type: ClusterType) -> String {
     format!("{cluster_name}-{}", cluster_type.lowercase())
+}
+
+/// The cluster (name and type) an agent source list named `name` is for: the inverse of
+/// [`agent_sources_config_map_name`].
+pub fn agent_sources_cluster(name: &str) -> Option<(&str, ClusterType)> {
+    let (cluster, suffix) = name.rsplit_once('-')?;
+    Some((cluster, ClusterType::parse(suffix)?))
 }
 
 /// The key of one (trigger, source) entry of that ConfigMap.
@@ -193,6 +209,12 @@ mod tests {
             "sveltos--sveltos-service--c1"
         );
         assert_eq!(event_report_name("s", "w", ClusterType::Capi), "capi--s--w");
+        let list = agent_sources_config_map_name("my-cluster", ClusterType::Capi);
+        assert_eq!(
+            agent_sources_cluster(&list),
+            Some(("my-cluster", ClusterType::Capi))
+        );
+        assert_eq!(agent_sources_cluster("my-cluster-other"), None);
     }
 
     #[test]

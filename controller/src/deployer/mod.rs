@@ -30,7 +30,7 @@ use kube::runtime::watcher;
 use kube::{Client, Resource};
 use serde_json::{Value, json};
 
-use crate::clusters::{Cluster, ClusterScope, registered, select};
+use crate::clusters::{Cluster, ClusterScope, Fleet, select};
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
@@ -39,7 +39,7 @@ use crate::manager::{ManagerError, reflect};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
-use agent::capi::{self, CapiClusters};
+use agent::capi;
 use agent::hub::connect::Registration;
 use deploy::{Deployer, Outcome};
 use targets::Targets;
@@ -57,12 +57,8 @@ const DRY_RUN: &str = "mode is DryRun. Nothing is reconciled";
 pub struct Caches {
     /// Every ClusterProfile (generated or written by hand).
     pub profiles: Store<ClusterProfile>,
-    /// SveltosClusters.
-    pub clusters: Store<SveltosCluster>,
-    /// Cluster API clusters.
-    pub capi: CapiClusters,
-    /// The clusters this deployer handles.
-    pub scope: ClusterScope,
+    /// Registered clusters and the scope this deployer handles.
+    pub fleet: Fleet,
     /// ClusterSets (profiles' `setRefs`).
     pub cluster_sets: Store<ClusterSet>,
     /// Sets (their status is kept here too).
@@ -76,19 +72,16 @@ pub struct Caches {
 }
 
 impl Caches {
-    /// Every cluster this deployer handles.
-    fn clusters(&self) -> Vec<Cluster> {
-        registered(&self.clusters, &self.capi, &self.scope)
-    }
-
     /// The object of registered cluster `cluster`, if it exists.
     pub fn registration(&self, cluster: &ClusterRef) -> Option<Registration> {
         match cluster.cluster_type {
             ClusterType::Sveltos => self
-                .clusters
+                .fleet
+                .sveltos
                 .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
                 .map(Registration::Sveltos),
             ClusterType::Capi => self
+                .fleet
                 .capi
                 .get(&cluster.namespace, &cluster.name)
                 .map(Registration::Capi),
@@ -97,8 +90,9 @@ impl Caches {
 
     /// Whether Secret `namespace/name` holds a registered cluster's kubeconfig.
     fn is_kubeconfig(&self, namespace: &str, name: &str) -> bool {
-        let sveltos = self.clusters.state().into_iter().map(Registration::Sveltos);
-        let capi = self.capi.state().into_iter().map(Registration::Capi);
+        let sveltos = self.fleet.sveltos.state().into_iter();
+        let sveltos = sveltos.map(Registration::Sveltos);
+        let capi = self.fleet.capi.state().into_iter().map(Registration::Capi);
         sveltos
             .chain(capi)
             .any(|c| c.id().namespace == namespace && c.secret_name() == name)
@@ -157,6 +151,7 @@ pub async fn run(
     let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
     let (clusters, cluster_events) = reflect::<SveltosCluster>(&client, all());
     let (capi, capi_events) = capi::watch(client.clone(), scope.capi_onboard_annotation.clone());
+    let default_shard = scope.shard.is_empty();
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
     let (sets, set_events) = reflect::<Set>(&client, all());
     let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
@@ -165,9 +160,11 @@ pub async fn run(
         reflect::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
     let caches = Caches {
         profiles,
-        clusters,
-        capi,
-        scope,
+        fleet: Fleet {
+            sveltos: clusters,
+            capi,
+            scope,
+        },
         cluster_sets,
         sets,
         config_maps,
@@ -260,17 +257,24 @@ pub async fn run(
             let caches = filled;
             caches.cluster_sets.wait_until_ready().await.is_ok()
                 && caches.sets.wait_until_ready().await.is_ok()
-                && caches.clusters.wait_until_ready().await.is_ok()
-                && caches.capi.wait_until_ready().await
+                && caches.fleet.ready().await
         };
         sets::run(
             client.clone(),
             caches.cluster_sets.clone(),
             caches.sets.clone(),
-            move || caches.clusters(),
+            move || caches.fleet.all(),
             wake_sets,
             ready,
         )
+    };
+    // One writer of ClusterSet status, over every shard's clusters: the default shard's.
+    let set_status = async {
+        if default_shard {
+            set_status.await;
+        } else {
+            std::future::pending::<()>().await;
+        }
     };
     tokio::select! {
         () = shutdown => {}
@@ -294,8 +298,7 @@ impl<K: Resource> NameOrDefault for K {
 
 async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Arc<Telemetry>) {
     let ready = caches.profiles.wait_until_ready().await.is_ok()
-        && caches.clusters.wait_until_ready().await.is_ok()
-        && caches.capi.wait_until_ready().await
+        && caches.fleet.ready().await
         && caches.cluster_sets.wait_until_ready().await.is_ok()
         && caches.config_maps.wait_until_ready().await.is_ok()
         && caches.secrets.wait_until_ready().await.is_ok()
@@ -422,7 +425,7 @@ async fn reconcile(
         tracing::debug!(profile = name, "paused; nothing deployed or withdrawn");
         return Ok(Pass::Done);
     }
-    let clusters = caches.clusters();
+    let clusters = caches.fleet.in_scope();
     let wanted = match &profile {
         Some(profile) => {
             matching(&profile.spec, &clusters, &caches.cluster_sets).map_err(ManagerError::Plan)?
@@ -485,7 +488,7 @@ async fn reconcile(
                     .await?;
             }
         }
-        write_profile_status(client, profile, &wanted).await?;
+        write_profile_status(client, &caches.fleet, profile, &wanted).await?;
     }
     for summary in &summaries {
         let place = (
@@ -496,11 +499,16 @@ async fn reconcile(
             continue;
         }
         let spec = &summary.spec;
-        let cluster = clusters.iter().find(|c| {
-            c.reference.cluster_type == spec.cluster_type
-                && c.reference.namespace == spec.cluster_namespace
-                && c.reference.name == spec.cluster_name
-        });
+        let reference = ClusterRef {
+            namespace: spec.cluster_namespace.clone(),
+            name: spec.cluster_name.clone(),
+            cluster_type: spec.cluster_type,
+        };
+        if caches.fleet.handled_elsewhere(&reference) {
+            // Another shard's deployer keeps or withdraws it.
+            continue;
+        }
+        let cluster = clusters.iter().find(|c| c.reference == reference);
         if cluster.is_some_and(|c| c.paused) {
             // Withdrawn once the cluster resumes (its change marks this profile again).
             continue;
@@ -579,7 +587,7 @@ async fn write_report(
             "labels": {
                 CLUSTER_PROFILE_NAME_LABEL: profile_name,
                 CLUSTER_SUMMARY_CLUSTER_NAME_LABEL: reference.name,
-                CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL: reference.cluster_type,
+                CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL: reference.cluster_type.lowercase(),
             },
             "ownerReferences": [{
                 "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
@@ -670,26 +678,28 @@ async fn write_summary(
     Ok(())
 }
 
+/// Writes the clusters `profile` matches into its status, keeping the entries of clusters
+/// other shards handle (one order for every shard, so that none undoes another's write).
 async fn write_profile_status(
     client: &Client,
+    fleet: &Fleet,
     profile: &ClusterProfile,
     wanted: &[&Cluster],
 ) -> Result<(), ManagerError> {
-    let refs: Vec<ObjectReference> = wanted
-        .iter()
-        .map(|c| ObjectReference {
-            api_version: Some("lib.projectsveltos.io/v1beta1".into()),
-            kind: Some("SveltosCluster".into()),
-            namespace: Some(c.reference.namespace.clone()),
-            name: Some(c.reference.name.clone()),
-            ..Default::default()
-        })
-        .collect();
-    if profile
+    let before = profile
         .status
         .as_ref()
-        .is_some_and(|s| s.matching_cluster_refs == refs)
-    {
+        .map(|s| s.matching_cluster_refs.as_slice())
+        .unwrap_or_default();
+    let mut refs: Vec<ObjectReference> = wanted.iter().map(|c| c.object_reference()).collect();
+    refs.extend(
+        before
+            .iter()
+            .filter(|r| ClusterRef::from_reference(r).is_some_and(|c| fleet.handled_elsewhere(&c)))
+            .cloned(),
+    );
+    refs.sort_by_key(|r| (r.namespace.clone(), r.name.clone(), r.kind.clone()));
+    if before == refs.as_slice() {
         return Ok(());
     }
     let api: Api<ClusterProfile> = Api::all(client.clone());

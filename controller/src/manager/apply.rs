@@ -9,7 +9,10 @@ use api::labels::{
     AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
     CLUSTER_TYPE_LABEL, SVELTOS_NAMESPACE,
 };
-use api::v1beta1::{ClusterProfile, ClusterType, agent_sources_config_map_name, agent_sources_key};
+use api::v1beta1::{
+    ClusterProfile, ClusterType, agent_sources_cluster, agent_sources_config_map_name,
+    agent_sources_key,
+};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -39,10 +42,10 @@ pub struct Applied {
 /// The source cluster an existing generated object's identity labels name.
 fn cluster_of(labels: Option<&BTreeMap<String, String>>) -> Option<ClusterRef> {
     let labels = labels?;
-    let cluster_type = match labels.get(CLUSTER_TYPE_LABEL).map(String::as_str) {
-        Some("Capi") => ClusterType::Capi,
-        _ => ClusterType::Sveltos,
-    };
+    let cluster_type = labels
+        .get(CLUSTER_TYPE_LABEL)
+        .and_then(|t| ClusterType::parse(t))
+        .unwrap_or_default();
     Some(ClusterRef {
         namespace: labels.get(CLUSTER_NAMESPACE_LABEL)?.clone(),
         name: labels.get(CLUSTER_NAME_LABEL)?.clone(),
@@ -56,7 +59,7 @@ fn untouched(labels: Option<&BTreeMap<String, String>>, plan: &Plan, caches: &Ca
     cluster_of(labels).is_some_and(|cluster| {
         plan.failures.contains_key(&cluster)
             || plan.held.contains_key(&cluster)
-            || caches.handled_elsewhere(&cluster)
+            || caches.fleet.handled_elsewhere(&cluster)
     })
 }
 
@@ -211,23 +214,25 @@ pub async fn apply(
     };
     for existing in caches.config_maps.state() {
         if stale(&existing.metadata, "ConfigMap") {
-            applied.deleted += delete(&config_maps, &existing.metadata).await?;
+            let name = existing.metadata.name.as_deref().unwrap_or_default();
+            applied.deleted += delete(&config_maps, name).await?;
         }
     }
     for existing in caches.secrets.state() {
         if stale(&existing.metadata, "Secret") {
-            applied.deleted += delete(&secrets, &existing.metadata).await?;
+            let name = existing.metadata.name.as_deref().unwrap_or_default();
+            applied.deleted += delete(&secrets, name).await?;
         }
     }
     Ok(applied)
 }
 
-async fn delete<K>(api: &Api<K>, metadata: &ObjectMeta) -> kube::Result<usize>
+/// Deletes `name`; returns 1, or 0 when it was already gone.
+async fn delete<K>(api: &Api<K>, name: &str) -> kube::Result<usize>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    let name = metadata.name.clone().unwrap_or_default();
-    match api.delete(&name, &DeleteParams::background()).await {
+    match api.delete(name, &DeleteParams::background()).await {
         Ok(_) => Ok(1),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(0),
         Err(error) => Err(error),
@@ -276,20 +281,14 @@ pub fn secret(generated: &Generated) -> Secret {
 
 /// Whether an agent source list belongs to a cluster another shard's manager handles.
 fn list_of_other_shard(caches: &Caches, metadata: &ObjectMeta) -> bool {
-    let namespace = metadata.namespace.clone().unwrap_or_default();
     let name = metadata.name.as_deref().unwrap_or_default();
-    [ClusterType::Sveltos, ClusterType::Capi]
-        .into_iter()
-        .any(|cluster_type| {
-            let suffix = format!("-{}", cluster_type.lowercase());
-            name.strip_suffix(&suffix).is_some_and(|cluster| {
-                caches.handled_elsewhere(&ClusterRef {
-                    namespace: namespace.clone(),
-                    name: cluster.to_owned(),
-                    cluster_type,
-                })
-            })
+    agent_sources_cluster(name).is_some_and(|(cluster, cluster_type)| {
+        caches.fleet.handled_elsewhere(&ClusterRef {
+            namespace: metadata.namespace.clone().unwrap_or_default(),
+            name: cluster.to_owned(),
+            cluster_type,
         })
+    })
 }
 
 /// Field manager of one trigger's entries in the agents' per-cluster source lists: each
@@ -343,14 +342,22 @@ async fn apply_source_lists(
         let current = caches
             .config_maps
             .get(&ObjectRef::new(&name).within(&namespace));
-        let current_entries: BTreeMap<String, String> = current
-            .as_ref()
-            .and_then(|c| c.data.clone())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(key, source)| *key == agent_sources_key(trigger, source))
-            .collect();
+        let (current_entries, others): (BTreeMap<String, String>, BTreeMap<String, String>) =
+            current
+                .as_ref()
+                .and_then(|c| c.data.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .partition(|(key, source)| *key == agent_sources_key(trigger, source));
         if current.is_some() && current_entries == entries {
+            continue;
+        }
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+        if entries.is_empty() && others.is_empty() {
+            // The last entry goes: so does the list (no leftovers once a cluster is gone).
+            if current.is_some() {
+                written += delete(&api, &name).await?;
+            }
             continue;
         }
         let list = ConfigMap {
@@ -366,7 +373,6 @@ async fn apply_source_lists(
             data: (!entries.is_empty()).then_some(entries),
             ..Default::default()
         };
-        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
         api.patch(&name, &params, &Patch::Apply(&list)).await?;
         written += 1;
     }

@@ -8,32 +8,26 @@ use std::sync::{Arc, Mutex};
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
 use api::secret_data;
 use api::v1beta1::{
-    ClusterProfile, ClusterSet, ClusterType, EventReport, EventSource, EventTrigger,
-    SveltosCluster, event_report_name,
+    ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger, event_report_name,
 };
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use crate::clusters::{Cluster, ClusterScope, registered};
+use crate::clusters::{Cluster, Fleet};
 use crate::event_data::{DocumentMemo, ReportEvents};
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::plan::World;
-use agent::capi::CapiClusters;
 
 /// Reflector stores of everything the manager reads.
 #[derive(Clone)]
 pub struct Caches {
     /// EventTriggers.
     pub triggers: Store<EventTrigger>,
-    /// SveltosClusters.
-    pub clusters: Store<SveltosCluster>,
-    /// Cluster API clusters.
-    pub capi: CapiClusters,
-    /// The clusters this manager handles.
-    pub scope: ClusterScope,
+    /// Registered clusters and the scope this manager handles.
+    pub fleet: Fleet,
     /// ClusterSets (triggers' `clusterSetRefs`).
     pub cluster_sets: Store<ClusterSet>,
     /// EventSources.
@@ -90,23 +84,6 @@ impl Caches {
             self.forget(key);
         }
         present && self.is_own_write(key, version)
-    }
-
-    /// Whether `cluster` exists but belongs to another shard: its objects are another
-    /// manager's to keep or delete.
-    pub fn handled_elsewhere(&self, cluster: &ClusterRef) -> bool {
-        let shard = match cluster.cluster_type {
-            ClusterType::Sveltos => self
-                .clusters
-                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
-                .and_then(|c| Cluster::from_sveltos(&c).ok())
-                .map(|c| c.shard),
-            ClusterType::Capi => self
-                .capi
-                .get(&cluster.namespace, &cluster.name)
-                .map(|c| Cluster::from_capi(&c).shard),
-        };
-        shard.is_some_and(|shard| shard != self.scope.shard)
     }
 
     /// Records that a referenced ConfigMap or Secret changed (the stores already hold it).
@@ -205,7 +182,7 @@ impl Caches {
 
 impl World for Caches {
     fn clusters(&self) -> Vec<Cluster> {
-        registered(&self.clusters, &self.capi, &self.scope)
+        self.fleet.in_scope()
     }
 
     fn lookup_epoch(&self) -> u64 {

@@ -29,7 +29,7 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::clusters::ClusterScope;
+use crate::clusters::{ClusterScope, Fleet};
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
@@ -141,9 +141,11 @@ fn start_watches(
     let (profiles, profile_events) = reflect::<ClusterProfile>(client, generated());
     let caches = Caches {
         triggers,
-        clusters,
-        capi,
-        scope,
+        fleet: Fleet {
+            sveltos: clusters,
+            capi,
+            scope,
+        },
         cluster_sets,
         sources,
         reports,
@@ -295,8 +297,7 @@ fn start_watches(
 
 async fn caches_ready(caches: &Caches) -> bool {
     caches.triggers.wait_until_ready().await.is_ok()
-        && caches.clusters.wait_until_ready().await.is_ok()
-        && caches.capi.wait_until_ready().await
+        && caches.fleet.ready().await
         && caches.cluster_sets.wait_until_ready().await.is_ok()
         && caches.sources.wait_until_ready().await.is_ok()
         && caches.reports.wait_until_ready().await.is_ok()
@@ -508,7 +509,7 @@ async fn write_status(
     // managers, so that they never rewrite each other's status back and forth.
     if let Some(before) = &trigger.status {
         let elsewhere = |r: &ObjectReference| {
-            ClusterRef::from_reference(r).is_some_and(|c| caches.handled_elsewhere(&c))
+            ClusterRef::from_reference(r).is_some_and(|c| caches.fleet.handled_elsewhere(&c))
         };
         let others = before.matching_cluster_refs.iter().filter(|r| elsewhere(r));
         status.matching_cluster_refs.extend(others.cloned());
