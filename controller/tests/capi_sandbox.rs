@@ -158,11 +158,18 @@ async fn a_cluster_api_cluster_is_a_source_and_a_destination() {
         .await
         .unwrap();
     let config_maps: Api<ConfigMap> = Api::namespaced(mgmt.clone(), "default");
-    eventually("the report, the profile and the source list to go", || async {
-        names(&reports).await.is_empty()
-            && names(&profiles).await.is_empty()
-            && config_maps.get_opt("workload-capi").await.unwrap().is_none()
-    })
+    eventually(
+        "the report, the profile and the source list to go",
+        || async {
+            names(&reports).await.is_empty()
+                && names(&profiles).await.is_empty()
+                && config_maps
+                    .get_opt("workload-capi")
+                    .await
+                    .unwrap()
+                    .is_none()
+        },
+    )
     .await;
     for task in tasks {
         task.abort();
