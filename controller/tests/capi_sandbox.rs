@@ -14,9 +14,8 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch};
 use kube::api::{PatchParams, PostParams};
-use sandbox::{Sandbox, SandboxOptions};
 use serde_json::{Value, json};
-use support::{apply, eventually, install_crds, names, network_policy_scenario, service};
+use support::{apply, eventually, names, network_policy_scenario, service};
 use sveltos_events_controller::clusters::ClusterScope;
 
 const ONBOARD: &str = "example.com/sveltos";
@@ -52,16 +51,9 @@ async fn merge(api: &Api<DynamicObject>, name: &str, patch: Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_api_cluster_is_a_source_and_a_destination() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 1,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    let (sandbox, mgmt) = support::sandbox_with_crds(1).await;
     let handle = sandbox.cluster("cluster-1").unwrap();
     let managed = handle.client().unwrap();
-    install_crds(&mgmt).await;
     network_policy_scenario(&mgmt).await;
     let tasks = support::start_system_in(
         &mgmt,

@@ -8,9 +8,8 @@ mod support;
 use api::v1beta1::{ClusterSet, SveltosCluster};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, Patch, PatchParams};
-use sandbox::{Sandbox, SandboxOptions};
 use serde_json::json;
-use support::{apply, eventually, install_crds, names, register, service, start_system};
+use support::{apply, eventually, names, service, start_system};
 
 /// The ClusterSet's selected cluster names.
 async fn selected(sets: &Api<ClusterSet>) -> Vec<String> {
@@ -25,20 +24,7 @@ async fn selected(sets: &Api<ClusterSet>) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_set_chooses_the_source_and_replaces_a_cluster_that_went_down() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 2,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    install_crds(&mgmt).await;
-    let mut managed = Vec::new();
-    for name in ["cluster-1", "cluster-2"] {
-        let handle = sandbox.cluster(name).unwrap();
-        register(&mgmt, handle).await;
-        managed.push(handle.client().unwrap());
-    }
+    let (sandbox, mgmt, managed) = support::registered_clusters(2).await;
     support::network_policy_scenario(&mgmt).await;
     // The trigger's own selector matches nothing; the set decides.
     apply(

@@ -8,9 +8,8 @@ mod support;
 use api::v1beta1::{ClusterProfile, EventTrigger, SveltosCluster};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, Patch, PatchParams};
-use sandbox::{Sandbox, SandboxOptions};
 use serde_json::json;
-use support::{apply, eventually, install_crds, names, register, service};
+use support::{apply, eventually, names, service};
 use sveltos_events_controller::clusters::ClusterScope;
 use sveltos_events_controller::serve::Telemetry;
 
@@ -45,20 +44,7 @@ fn start_shard(mgmt: &kube::Client, shard: &str) -> Vec<tokio::task::JoinHandle<
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shards_share_a_trigger_without_undoing_each_other() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 2,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    install_crds(&mgmt).await;
-    let mut managed = Vec::new();
-    for name in ["cluster-1", "cluster-2"] {
-        let handle = sandbox.cluster(name).unwrap();
-        register(&mgmt, handle).await;
-        managed.push(handle.client().unwrap());
-    }
+    let (sandbox, mgmt, managed) = support::registered_clusters(2).await;
     let blue = json!({"metadata": {"annotations": {"sharding.projectsveltos.io/key": "blue"}}});
     Api::<SveltosCluster>::namespaced(mgmt.clone(), "default")
         .patch("cluster-2", &PatchParams::default(), &Patch::Merge(&blue))

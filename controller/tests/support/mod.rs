@@ -61,21 +61,39 @@ pub async fn register(mgmt: &Client, cluster: &ClusterHandle) {
     .unwrap();
 }
 
-/// A sandbox with one managed cluster, the CRDs installed and the cluster registered: the
-/// sandbox and the clients of `mgmt` and `cluster-1`.
-pub async fn one_registered_cluster() -> (Sandbox, Client, Client) {
+/// A sandbox with `count` managed clusters and the CRDs installed, none registered: the
+/// sandbox and the client of `mgmt`.
+pub async fn sandbox_with_crds(count: usize) -> (Sandbox, Client) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
-        managed_clusters: 1,
+        managed_clusters: count,
     })
     .await
     .unwrap();
     let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    let handle = sandbox.cluster("cluster-1").unwrap();
-    let managed = handle.client().unwrap();
     install_crds(&mgmt).await;
-    register(&mgmt, handle).await;
+    (sandbox, mgmt)
+}
+
+/// A sandbox with `count` managed clusters, the CRDs installed and every cluster registered
+/// (`default/cluster-<n>`, `env=fv`): the sandbox and the clients of `mgmt` and the clusters.
+pub async fn registered_clusters(count: usize) -> (Sandbox, Client, Vec<Client>) {
+    let (sandbox, mgmt) = sandbox_with_crds(count).await;
+    let mut managed = Vec::new();
+    for n in 1..=count {
+        let handle = sandbox.cluster(&format!("cluster-{n}")).unwrap();
+        register(&mgmt, handle).await;
+        managed.push(handle.client().unwrap());
+    }
     (sandbox, mgmt, managed)
+}
+
+/// A sandbox with one managed cluster, the CRDs installed and the cluster registered: the
+/// sandbox and the clients of `mgmt` and `cluster-1`.
+pub async fn one_registered_cluster() -> (Sandbox, Client, Client) {
+    let (sandbox, mgmt, mut managed) = registered_clusters(1).await;
+    let cluster = managed.remove(0);
+    (sandbox, mgmt, cluster)
 }
 
 /// [`one_registered_cluster`] with the NetworkPolicy scenario defined.
