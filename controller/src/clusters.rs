@@ -170,25 +170,21 @@ impl Fleet {
         clusters
     }
 
-    /// Registered cluster `cluster`, if it exists.
-    pub fn get(&self, cluster: &ClusterRef) -> Option<Cluster> {
-        match cluster.cluster_type {
-            ClusterType::Sveltos => self
-                .sveltos
-                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
-                .and_then(|c| Cluster::from_sveltos(&c).ok()),
-            ClusterType::Capi => self
-                .capi
-                .get(&cluster.namespace, &cluster.name)
-                .map(|c| Cluster::from_capi(&c)),
-        }
-    }
-
     /// Whether `cluster` exists but belongs to another shard: what was made for it is
     /// another process's to keep or remove.
     pub fn handled_elsewhere(&self, cluster: &ClusterRef) -> bool {
-        self.get(cluster)
-            .is_some_and(|c| c.shard != self.scope.shard)
+        let shard = match cluster.cluster_type {
+            ClusterType::Sveltos => self
+                .sveltos
+                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
+                .map(|c| annotation(&c.metadata.annotations, SHARD_ANNOTATION)),
+            ClusterType::Capi => self
+                .capi
+                .get(&cluster.namespace, &cluster.name)
+                .map(|c| CapiCluster(&c).annotations().remove(SHARD_ANNOTATION))
+                .map(Option::unwrap_or_default),
+        };
+        shard.is_some_and(|shard| shard != self.scope.shard)
     }
 
     /// Waits until both caches are filled; false if a watch ended first.
