@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use api::v1beta1::EventTrigger;
+use k8s_openapi::api::core::v1::ObjectReference;
 
 use crate::clusters::{Cluster, select};
 use crate::event_data::{DocumentMemo, ReportEvents, cluster_only_data};
@@ -58,6 +59,9 @@ impl PlanMemo {
 pub struct Plan {
     /// Source clusters the trigger selects, sorted.
     pub matching: Vec<ClusterRef>,
+    /// How the status names each matching cluster (a Cluster API cluster by its own
+    /// apiVersion).
+    pub references: BTreeMap<ClusterRef, ObjectReference>,
     /// Objects that must exist (every cluster that did not fail).
     pub desired: Desired,
     /// Clusters whose pass failed, with the reason; their existing objects stay as they are.
@@ -100,6 +104,8 @@ pub fn plan(
     let mut plan = Plan::default();
     for cluster in selected {
         plan.matching.push(cluster.reference.clone());
+        plan.references
+            .insert(cluster.reference.clone(), cluster.object_reference());
         let event_source = match source_name(trigger, trigger_name, cluster, render) {
             Ok(event_source) => event_source,
             Err(reason) => {

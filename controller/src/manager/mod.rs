@@ -29,7 +29,7 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::clusters::{ClusterScope, Fleet};
+use crate::clusters::{CAPI_DEFAULT_API_VERSION, ClusterScope, Fleet, SVELTOS_CLUSTER_API_VERSION};
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
@@ -456,10 +456,14 @@ async fn remove_finalizer(
     }
 }
 
-fn cluster_reference(cluster: &ClusterRef) -> ObjectReference {
+/// How the status names `cluster`: as the plan found it, else by its kind's usual version.
+fn cluster_reference(plan: &Plan, cluster: &ClusterRef) -> ObjectReference {
+    if let Some(reference) = plan.references.get(cluster) {
+        return reference.clone();
+    }
     let (api_version, kind) = match cluster.cluster_type {
-        ClusterType::Sveltos => ("lib.projectsveltos.io/v1beta1", "SveltosCluster"),
-        ClusterType::Capi => ("cluster.x-k8s.io/v1beta1", "Cluster"),
+        ClusterType::Sveltos => (SVELTOS_CLUSTER_API_VERSION, "SveltosCluster"),
+        ClusterType::Capi => (CAPI_DEFAULT_API_VERSION, "Cluster"),
     };
     ObjectReference {
         api_version: Some(api_version.to_string()),
@@ -473,7 +477,11 @@ fn cluster_reference(cluster: &ClusterRef) -> ObjectReference {
 /// The status a plan gives the trigger; `failure` applies to every cluster.
 pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
     EventTriggerStatus {
-        matching_cluster_refs: plan.matching.iter().map(cluster_reference).collect(),
+        matching_cluster_refs: plan
+            .matching
+            .iter()
+            .map(|c| cluster_reference(plan, c))
+            .collect(),
         destination_matching_cluster_refs: Vec::new(),
         cluster_info: plan
             .matching
@@ -486,7 +494,7 @@ pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
                     (None, None) => (SveltosFeatureStatus::Provisioned, None),
                 };
                 ClusterInfo {
-                    cluster: cluster_reference(cluster),
+                    cluster: cluster_reference(plan, cluster),
                     hash: None,
                     status: Some(status),
                     failure_message: message.map(str::to_string),
