@@ -177,7 +177,7 @@ async fn run(clusters: usize, events: usize) {
     }
     let hub = tokio::spawn(sveltos_events_agent::hub::run(
         mgmt.clone(),
-        None,
+        sveltos_events_agent::capi::watch(mgmt.clone(), None),
         std::future::pending(),
     ));
     let reports_api: Api<EventReport> = Api::namespaced(mgmt.clone(), FLEET);

@@ -16,23 +16,37 @@ use tokio::sync::{mpsc, watch};
 
 use crate::hub::objects::{KindEvent, ObjectKey, watch_kind};
 
-/// The Cluster API clusters of the management cluster (shared, cheap to clone).
+/// The Cluster API clusters of the management cluster: one watch shared by every clone
+/// (hub, manager and deployer of one process), kept running while a clone lives.
 #[derive(Clone)]
 pub struct CapiClusters {
     objects: Arc<RwLock<BTreeMap<ObjectKey, Arc<Value>>>>,
     ready: watch::Receiver<bool>,
+    /// Bumped on every change.
+    changes: watch::Receiver<u64>,
     onboard_annotation: Option<String>,
 }
 
 impl CapiClusters {
-    /// An empty set that is ready at once (Cluster API not watched).
+    /// An empty set that is ready at once and never changes (Cluster API not watched).
     pub fn none() -> Self {
         let (_, ready) = watch::channel(true);
+        let (_, changes) = watch::channel(0);
         CapiClusters {
             objects: Arc::default(),
             ready,
+            changes,
             onboard_annotation: None,
         }
+    }
+
+    /// Yields once after each change (several quick changes may yield once) from now on.
+    pub fn changes(&self) -> impl Stream<Item = ()> + Send + 'static {
+        let mut changes = self.changes.clone();
+        changes.mark_unchanged();
+        stream::unfold(changes, |mut changes| async move {
+            changes.changed().await.ok().map(|()| ((), changes))
+        })
     }
 
     /// Every cluster (those carrying the onboarding annotation, when one is required).
@@ -70,30 +84,25 @@ impl CapiClusters {
     }
 }
 
-/// Watches the Cluster API clusters of `client`'s cluster; with `onboard_annotation`, only
-/// clusters carrying that annotation are seen. The stream yields once per change and must be
-/// polled for the set to stay current; dropping it stops the watch.
-pub fn watch(
-    client: Client,
-    onboard_annotation: Option<String>,
-) -> (CapiClusters, impl Stream<Item = ()> + Send) {
+/// Starts watching the Cluster API clusters of `client`'s cluster (needs a Tokio runtime);
+/// with `onboard_annotation`, only clusters carrying that annotation are seen. The watch
+/// stops once every clone of the result is dropped.
+pub fn watch(client: Client, onboard_annotation: Option<String>) -> CapiClusters {
     let (ready_sender, ready) = watch::channel(false);
+    let (changes_sender, changes) = watch::channel(0);
     let clusters = CapiClusters {
         objects: Arc::default(),
         ready,
+        changes,
         onboard_annotation,
     };
-    let (changes, incoming) = mpsc::unbounded_channel();
     tokio::spawn(follow(
         client,
         Arc::clone(&clusters.objects),
         ready_sender,
-        changes,
+        changes_sender,
     ));
-    let stream = stream::unfold(incoming, |mut incoming| async move {
-        incoming.recv().await.map(|()| ((), incoming))
-    });
-    (clusters, stream)
+    clusters
 }
 
 /// What the CRD watch says about Cluster API.
@@ -130,12 +139,12 @@ fn forbidden(error: &watcher::Error) -> bool {
     }
 }
 
-/// Follows the CRD and the clusters until `changes` is closed.
+/// Follows the CRD and the clusters until nobody holds the set (`changes` is closed).
 async fn follow(
     client: Client,
     objects: Arc<RwLock<BTreeMap<ObjectKey, Arc<Value>>>>,
     ready: watch::Sender<bool>,
-    changes: mpsc::UnboundedSender<()>,
+    changes: watch::Sender<u64>,
 ) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let config = watcher::Config::default().fields(&format!("metadata.name={}", capi::CRD_NAME));
@@ -201,7 +210,7 @@ async fn follow(
                         mark_ready();
                     }
                 }
-                let _ = changes.send(());
+                changes.send_modify(|n| *n += 1);
             }
             Some(event) = incoming.recv() => {
                 // An aborted watch of the previous version may still have sent something.
@@ -227,7 +236,7 @@ async fn follow(
                         }
                     }
                 }
-                let _ = changes.send(());
+                changes.send_modify(|n| *n += 1);
             }
         }
     }

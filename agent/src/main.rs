@@ -73,7 +73,12 @@ async fn main() -> anyhow::Result<()> {
     let agent = async {
         match args.mode {
             Mode::Hub => {
-                sveltos_events_agent::hub::run(client, args.capi_onboard_annotation, shutdown).await
+                sveltos_events_agent::hub::run(
+                    client.clone(),
+                    sveltos_events_agent::capi::watch(client, args.capi_onboard_annotation),
+                    shutdown,
+                )
+                .await
             }
             Mode::Spoke => {
                 sveltos_events_agent::spoke::run(client, args.cluster_name, shutdown).await;

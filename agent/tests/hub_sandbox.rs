@@ -108,7 +108,7 @@ impl Env {
     fn start_hub(&self) -> JoinHandle<()> {
         tokio::spawn(sveltos_events_agent::hub::run(
             self.mgmt.clone(),
-            None,
+            sveltos_events_agent::capi::watch(self.mgmt.clone(), None),
             std::future::pending(),
         ))
     }

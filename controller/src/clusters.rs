@@ -124,15 +124,13 @@ fn annotation(annotations: &Option<BTreeMap<String, String>>, key: &str) -> Stri
         .unwrap_or_default()
 }
 
-/// Which clusters one manager handles: those of its shard (and, for Cluster API clusters,
-/// those onboarded by an annotation when one is required).
+/// Which clusters one manager handles: those of its shard (Cluster API clusters are also
+/// limited by the onboarding annotation their watch was given).
 #[derive(Debug, Clone, Default)]
 pub struct ClusterScope {
     /// Value of `sharding.projectsveltos.io/key` this manager handles ("" = clusters without
     /// the annotation).
     pub shard: String,
-    /// Only Cluster API clusters carrying this annotation are handled (all when `None`).
-    pub capi_onboard_annotation: Option<String>,
 }
 
 /// The registered clusters as one process sees them (SveltosClusters and Cluster API
@@ -300,7 +298,6 @@ mod tests {
         let names = |shard: &str| -> Vec<String> {
             let scope = ClusterScope {
                 shard: shard.to_owned(),
-                capi_onboard_annotation: None,
             };
             let fleet = Fleet {
                 sveltos: store.clone(),

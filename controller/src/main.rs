@@ -73,7 +73,6 @@ async fn main() -> anyhow::Result<()> {
     };
     let scope = sveltos_events_controller::clusters::ClusterScope {
         shard: args.shard_key.clone(),
-        capi_onboard_annotation: args.capi_onboard_annotation.clone(),
     };
     // One leader per shard.
     let lease = match args.shard_key.as_str() {
@@ -105,9 +104,12 @@ async fn main() -> anyhow::Result<()> {
             elector.acquire().await;
             tracing::info!("leading");
         }
+        // One watch of Cluster API clusters for the manager and the deployer.
+        let capi = agent::capi::watch(client.clone(), args.capi_onboard_annotation.clone());
         let manager = sveltos_events_controller::manager::run(
             client.clone(),
             scope.clone(),
+            capi.clone(),
             telemetry.clone(),
             std::future::pending(),
         );
@@ -118,6 +120,7 @@ async fn main() -> anyhow::Result<()> {
                 sveltos_events_controller::deployer::run(
                     client.clone(),
                     scope.clone(),
+                    capi.clone(),
                     telemetry.clone(),
                     std::future::pending(),
                 )

@@ -16,7 +16,6 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use kube::api::{PatchParams, PostParams};
 use serde_json::{Value, json};
 use support::{apply, eventually, names, network_policy_scenario, service};
-use sveltos_events_controller::clusters::ClusterScope;
 
 const ONBOARD: &str = "example.com/sveltos";
 
@@ -55,13 +54,7 @@ async fn a_cluster_api_cluster_is_a_source_and_a_destination() {
     let handle = sandbox.cluster("cluster-1").unwrap();
     let managed = handle.client().unwrap();
     network_policy_scenario(&mgmt).await;
-    let tasks = support::start_system_in(
-        &mgmt,
-        ClusterScope {
-            shard: String::new(),
-            capi_onboard_annotation: Some(ONBOARD.to_owned()),
-        },
-    );
+    let tasks = support::start_system_onboarding(&mgmt, Some(ONBOARD.to_owned()));
     apply(&managed, service("web")).await;
 
     // Cluster API arrives after the system started.

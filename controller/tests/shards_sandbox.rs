@@ -11,36 +11,6 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use support::{apply, eventually, names, service};
 use sveltos_events_controller::clusters::ClusterScope;
-use sveltos_events_controller::serve::Telemetry;
-
-/// A manager and a deployer handling `shard`.
-fn start_shard(mgmt: &kube::Client, shard: &str) -> Vec<tokio::task::JoinHandle<()>> {
-    let scope = ClusterScope {
-        shard: shard.to_owned(),
-        capi_onboard_annotation: None,
-    };
-    let (m, d, s) = (mgmt.clone(), mgmt.clone(), scope.clone());
-    vec![
-        tokio::spawn(async move {
-            let _ = sveltos_events_controller::manager::run(
-                m,
-                s,
-                Telemetry::new(),
-                std::future::pending(),
-            )
-            .await;
-        }),
-        tokio::spawn(async move {
-            let _ = sveltos_events_controller::deployer::run(
-                d,
-                scope,
-                Telemetry::new(),
-                std::future::pending(),
-            )
-            .await;
-        }),
-    ]
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shards_share_a_trigger_without_undoing_each_other() {
@@ -51,13 +21,18 @@ async fn two_shards_share_a_trigger_without_undoing_each_other() {
         .await
         .unwrap();
     support::network_policy_scenario(&mgmt).await;
+    let capi = agent::capi::watch(mgmt.clone(), None);
     let mut tasks = vec![tokio::spawn(agent::hub::run(
         mgmt.clone(),
-        None,
+        capi.clone(),
         std::future::pending(),
     ))];
-    tasks.extend(start_shard(&mgmt, ""));
-    tasks.extend(start_shard(&mgmt, "blue"));
+    for shard in ["", "blue"] {
+        let scope = ClusterScope {
+            shard: shard.to_owned(),
+        };
+        tasks.extend(support::start_controllers(&mgmt, scope, capi.clone()));
+    }
     for cluster in &managed {
         apply(cluster, service("web")).await;
     }

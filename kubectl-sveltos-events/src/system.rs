@@ -111,14 +111,22 @@ pub async fn start(
         .await?;
         registered.push((cluster.name.clone(), labels));
     }
-    let agent = tokio::spawn(agent::hub::run(mgmt.clone(), None, std::future::pending()));
+    // One watch of Cluster API clusters for the hub, the manager and the deployer.
+    let capi = agent::capi::watch(mgmt.clone(), None);
+    let agent = tokio::spawn(agent::hub::run(
+        mgmt.clone(),
+        capi.clone(),
+        std::future::pending(),
+    ));
     let telemetry = controller::serve::Telemetry::new();
     let manager_client = mgmt.clone();
     let manager_telemetry = telemetry.clone();
+    let manager_capi = capi.clone();
     let manager = tokio::spawn(async move {
         if let Err(error) = controller::manager::run(
             manager_client,
             Default::default(),
+            manager_capi,
             manager_telemetry,
             std::future::pending(),
         )
@@ -132,6 +140,7 @@ pub async fn start(
         if let Err(error) = controller::deployer::run(
             deployer_client,
             Default::default(),
+            capi,
             telemetry,
             std::future::pending(),
         )

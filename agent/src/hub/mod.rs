@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::capi::{self, CapiClusters};
+use crate::capi::CapiClusters;
 use cluster::Sources;
 use connect::Registration;
 use report::ClusterId;
@@ -166,16 +166,12 @@ impl Caches {
     }
 }
 
-/// Runs the hub against the management cluster until `shutdown` completes. Cluster API
-/// clusters are served too; with `capi_onboard_annotation`, only those carrying it.
-pub async fn run(
-    mgmt: Client,
-    capi_onboard_annotation: Option<String>,
-    shutdown: impl Future<Output = ()>,
-) {
+/// Runs the hub against the management cluster until `shutdown` completes, serving its
+/// SveltosClusters and the Cluster API clusters of `capi`.
+pub async fn run(mgmt: Client, capi: CapiClusters, shutdown: impl Future<Output = ()>) {
     let config = watcher::Config::default;
     let (clusters, cluster_changes) = reflect(Api::<SveltosCluster>::all(mgmt.clone()), config());
-    let (capi, capi_changes) = capi::watch(mgmt.clone(), capi_onboard_annotation);
+    let capi_changes = capi.changes();
     let (sources, source_changes) = reflect(Api::<EventSource>::all(mgmt.clone()), config());
     let (lists, list_changes) = reflect(
         Api::<ConfigMap>::all(mgmt.clone()),

@@ -39,7 +39,7 @@ use crate::manager::{ManagerError, reflect};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
-use agent::capi;
+use agent::capi::CapiClusters;
 use agent::hub::connect::Registration;
 use deploy::{Deployer, Outcome};
 use targets::Targets;
@@ -142,6 +142,7 @@ fn profile_of(summary: &ClusterSummary) -> String {
 pub async fn run(
     client: Client,
     scope: ClusterScope,
+    capi: CapiClusters,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ManagerError> {
@@ -150,7 +151,7 @@ pub async fn run(
     let all = watcher::Config::default;
     let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
     let (clusters, cluster_events) = reflect::<SveltosCluster>(&client, all());
-    let (capi, capi_events) = capi::watch(client.clone(), scope.capi_onboard_annotation.clone());
+    let capi_events = capi.changes();
     let default_shard = scope.shard.is_empty();
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
     let (sets, set_events) = reflect::<Set>(&client, all());

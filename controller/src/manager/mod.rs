@@ -35,7 +35,7 @@ use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
-use agent::capi;
+use agent::capi::CapiClusters;
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
@@ -56,13 +56,14 @@ pub enum ManagerError {
 pub async fn run(
     client: Client,
     scope: ClusterScope,
+    capi: CapiClusters,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ManagerError> {
     telemetry.expect(CONTROLLER);
     ensure_namespace(&client, api::labels::SVELTOS_NAMESPACE).await?;
     let queue = Arc::new(Queue::default());
-    let (caches, watches) = start_watches(&client, scope, &queue);
+    let (caches, watches) = start_watches(&client, scope, capi, &queue);
     let worker = worker(client.clone(), caches, queue, telemetry);
     tokio::select! {
         () = shutdown => {}
@@ -126,13 +127,14 @@ where
 fn start_watches(
     client: &Client,
     scope: ClusterScope,
+    capi: CapiClusters,
     queue: &Arc<Queue>,
 ) -> (Caches, impl Future<Output = ()> + use<>) {
     let all = watcher::Config::default;
     let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
     let (triggers, trigger_events) = reflect::<EventTrigger>(client, all());
     let (clusters, cluster_events) = reflect::<SveltosCluster>(client, all());
-    let (capi, capi_events) = capi::watch(client.clone(), scope.capi_onboard_annotation.clone());
+    let capi_events = capi.changes();
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(client, all());
     let (sources, source_events) = reflect::<EventSource>(client, all());
     let (reports, report_events) = reflect::<EventReport>(client, all());

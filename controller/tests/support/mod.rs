@@ -125,22 +125,39 @@ pub fn service(name: &str) -> Value {
 
 /// Starts the agent (hub mode), the manager and the deployer against `mgmt`.
 pub fn start_system(mgmt: &Client) -> Vec<JoinHandle<()>> {
-    start_system_in(mgmt, ClusterScope::default())
+    start_system_onboarding(mgmt, None)
 }
 
-/// [`start_system`] handling only the clusters of `scope`.
-pub fn start_system_in(mgmt: &Client, scope: ClusterScope) -> Vec<JoinHandle<()>> {
+/// [`start_system`] handling only the Cluster API clusters carrying `capi_onboard_annotation`.
+pub fn start_system_onboarding(
+    mgmt: &Client,
+    capi_onboard_annotation: Option<String>,
+) -> Vec<JoinHandle<()>> {
+    let capi = agent::capi::watch(mgmt.clone(), capi_onboard_annotation);
+    let mut tasks = vec![tokio::spawn(agent::hub::run(
+        mgmt.clone(),
+        capi.clone(),
+        std::future::pending(),
+    ))];
+    tasks.extend(start_controllers(mgmt, ClusterScope::default(), capi));
+    tasks
+}
+
+/// The manager and the deployer against `mgmt`, handling the clusters of `scope`.
+pub fn start_controllers(
+    mgmt: &Client,
+    scope: ClusterScope,
+    capi: agent::capi::CapiClusters,
+) -> Vec<JoinHandle<()>> {
     let telemetry = Telemetry::new();
-    let (a, m, d) = (mgmt.clone(), mgmt.clone(), mgmt.clone());
-    let t = telemetry.clone();
-    let onboard = scope.capi_onboard_annotation.clone();
-    let manager_scope = scope.clone();
+    let (m, d) = (mgmt.clone(), mgmt.clone());
+    let (t, manager_scope, manager_capi) = (telemetry.clone(), scope.clone(), capi.clone());
     vec![
-        tokio::spawn(agent::hub::run(a, onboard, std::future::pending())),
         tokio::spawn(async move {
             let _ = sveltos_events_controller::manager::run(
                 m,
                 manager_scope,
+                manager_capi,
                 t,
                 std::future::pending(),
             )
@@ -150,6 +167,7 @@ pub fn start_system_in(mgmt: &Client, scope: ClusterScope) -> Vec<JoinHandle<()>
             let _ = sveltos_events_controller::deployer::run(
                 d,
                 scope,
+                capi,
                 telemetry,
                 std::future::pending(),
             )
