@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use api::capi;
-use futures_util::{Stream, StreamExt, stream};
+use futures_util::stream::BoxStream;
+use futures_util::{StreamExt, stream};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ApiResource, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -41,12 +42,13 @@ impl CapiClusters {
     }
 
     /// Yields once after each change (several quick changes may yield once) from now on.
-    pub fn changes(&self) -> impl Stream<Item = ()> + Send + 'static {
+    pub fn changes(&self) -> BoxStream<'static, ()> {
         let mut changes = self.changes.clone();
         changes.mark_unchanged();
         stream::unfold(changes, |mut changes| async move {
             changes.changed().await.ok().map(|()| ((), changes))
         })
+        .boxed()
     }
 
     /// Every cluster (those carrying the onboarding annotation, when one is required).

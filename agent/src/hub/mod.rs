@@ -187,7 +187,7 @@ pub async fn run(mgmt: Client, capi: CapiClusters, shutdown: impl Future<Output 
     };
     let mut changes = stream::select_all([
         cluster_changes.boxed(),
-        capi_changes.boxed(),
+        capi_changes,
         source_changes.boxed(),
         list_changes.boxed(),
         trigger_changes.boxed(),

@@ -221,7 +221,7 @@ pub async fn run(
         let wake_sets = Arc::clone(&wake_sets);
         let changes = futures_util::stream::select_all([
             cluster_events.map(|_| ()).boxed(),
-            capi_events.boxed(),
+            capi_events,
             cluster_set_events.map(|_| ()).boxed(),
             set_events.map(|_| ()).boxed(),
         ]);

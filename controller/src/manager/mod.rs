@@ -197,7 +197,7 @@ fn start_watches(
         let all_triggers = all_triggers.clone();
         let changes = futures_util::stream::select_all([
             cluster_events.map(|_| ()).boxed(),
-            capi_events.boxed(),
+            capi_events,
             cluster_set_events.map(|_| ()).boxed(),
         ]);
         changes.for_each(move |()| {
