@@ -26,6 +26,8 @@ pub struct Cluster {
     pub labels: BTreeMap<String, String>,
     /// Ready and not being deleted.
     pub selectable: bool,
+    /// Being deleted.
+    pub deleting: bool,
     /// `spec.paused` (or Cluster API's paused annotation): keep its state, change nothing.
     pub paused: bool,
     /// A SveltosCluster whose connection is `Down` (ClusterSets replace it).
@@ -49,6 +51,7 @@ impl Cluster {
             },
             labels: cluster.metadata.labels.clone().unwrap_or_default(),
             selectable: cluster.is_selectable(),
+            deleting: cluster.metadata.deletion_timestamp.is_some(),
             paused: cluster.spec.paused,
             connection_down: cluster
                 .status
@@ -70,6 +73,7 @@ impl Cluster {
             },
             labels: cluster.labels(),
             selectable: cluster.selectable(),
+            deleting: cluster.deleting(),
             paused: cluster.paused(),
             connection_down: false,
             shard: cluster

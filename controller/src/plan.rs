@@ -89,11 +89,13 @@ pub fn plan(
     let clusters = world.clusters();
     let mut selected = select(&clusters, &trigger.spec.source_cluster_selector)
         .map_err(|e| format!("sourceClusterSelector: {e}"))?;
+    // A ClusterSet's selection counts as it is; a member that is not ready (yet) is held
+    // like a paused cluster until the set replaces it.
     for set in &trigger.spec.cluster_set_refs {
         for member in world.cluster_set(set) {
             if let Some(cluster) = clusters
                 .iter()
-                .find(|c| c.selectable && c.reference == member)
+                .find(|c| !c.deleting && c.reference == member)
             {
                 selected.push(cluster);
             }
@@ -115,7 +117,7 @@ pub fn plan(
         };
         plan.sources
             .insert(cluster.reference.clone(), event_source.clone());
-        if cluster.paused {
+        if cluster.paused || !cluster.selectable {
             plan.held
                 .insert(cluster.reference.clone(), PAUSED.to_owned());
             continue;
@@ -450,13 +452,19 @@ mod tests {
             name: "gone".into(),
             ..c3.clone()
         };
-        world.sets.insert("prod".into(), vec![c3, absent]);
+        world.sets.insert("prod".into(), vec![c3.clone(), absent]);
         let mut trigger = trigger();
         trigger.spec.cluster_set_refs = vec!["prod".into(), "missing".into()];
-        let plan = plan(&trigger, &world, &NameOnly, &mut PlanMemo::default()).unwrap();
-        let names: Vec<_> = plan.matching.iter().map(|c| c.name.as_str()).collect();
+        let planned = plan(&trigger, &world, &NameOnly, &mut PlanMemo::default()).unwrap();
+        let names: Vec<_> = planned.matching.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["c1", "c2", "c3"]);
-        assert_eq!(plan.desired.profiles.len(), 4);
+        assert_eq!(planned.desired.profiles.len(), 4);
+        // A member that is no longer ready keeps what it has until the set replaces it.
+        world.clusters[2].selectable = false;
+        let planned = plan(&trigger, &world, &NameOnly, &mut PlanMemo::default()).unwrap();
+        assert_eq!(planned.matching.len(), 3);
+        assert_eq!(planned.held.get(&c3).map(String::as_str), Some(PAUSED));
+        assert_eq!(planned.desired.profiles.len(), 3);
     }
 
     #[test]
