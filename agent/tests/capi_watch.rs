@@ -49,6 +49,32 @@ fn crd(versions: Vec<Value>) -> CustomResourceDefinition {
     .unwrap()
 }
 
+/// A sandbox with the management cluster only, and its client.
+async fn management_only() -> (Sandbox, kube::Client) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 0,
+    })
+    .await
+    .unwrap();
+    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    (sandbox, mgmt)
+}
+
+/// Creates v1beta1 Cluster `default/<name>` with `annotations`.
+async fn create_cluster(mgmt: &kube::Client, name: &str, annotations: Value) {
+    let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta1", "Cluster");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "clusters");
+    let api: Api<DynamicObject> = Api::namespaced_with(mgmt.clone(), "default", &resource);
+    let cluster: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "spec": {}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &cluster).await.unwrap();
+}
+
 /// The apiVersions the watch holds its clusters in.
 fn versions_seen(clusters: &CapiClusters) -> Vec<String> {
     clusters
@@ -60,13 +86,7 @@ fn versions_seen(clusters: &CapiClusters) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn follows_cluster_api_being_installed_upgraded_and_removed() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 0,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    let (sandbox, mgmt) = management_only().await;
     let clusters = capi::watch(mgmt.clone(), None);
     let mut changes = clusters.changes();
     // Absent: ready at once, holding nothing.
@@ -79,15 +99,7 @@ async fn follows_cluster_api_being_installed_upgraded_and_removed() {
     crds.create(&PostParams::default(), &crd(vec![version("v1beta1", true)]))
         .await
         .unwrap();
-    let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta1", "Cluster");
-    let resource = ApiResource::from_gvk_with_plural(&gvk, "clusters");
-    let api: Api<DynamicObject> = Api::namespaced_with(mgmt.clone(), "default", &resource);
-    let cluster: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
-        "metadata": {"name": "w", "namespace": "default"}, "spec": {}
-    }))
-    .unwrap();
-    api.create(&PostParams::default(), &cluster).await.unwrap();
+    create_cluster(&mgmt, "w", json!({})).await;
     eventually("the cluster in v1beta1", || async {
         versions_seen(&clusters) == ["cluster.x-k8s.io/v1beta1"]
     })
@@ -121,29 +133,13 @@ async fn follows_cluster_api_being_installed_upgraded_and_removed() {
 
 #[tokio::test]
 async fn onboarding_limits_the_clusters_seen() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 0,
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    let (sandbox, mgmt) = management_only().await;
     let crds: Api<CustomResourceDefinition> = Api::all(mgmt.clone());
     crds.create(&PostParams::default(), &crd(vec![version("v1beta1", true)]))
         .await
         .unwrap();
-    let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta1", "Cluster");
-    let resource = ApiResource::from_gvk_with_plural(&gvk, "clusters");
-    let api: Api<DynamicObject> = Api::namespaced_with(mgmt.clone(), "default", &resource);
-    for (name, annotations) in [("in", json!({"example.com/onboard": ""})), ("out", json!({}))] {
-        let cluster: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
-            "metadata": {"name": name, "namespace": "default", "annotations": annotations},
-            "spec": {}
-        }))
-        .unwrap();
-        api.create(&PostParams::default(), &cluster).await.unwrap();
-    }
+    create_cluster(&mgmt, "in", json!({"example.com/onboard": ""})).await;
+    create_cluster(&mgmt, "out", json!({})).await;
     let clusters = capi::watch(mgmt.clone(), Some("example.com/onboard".into()));
     assert!(clusters.wait_until_ready().await);
     let names: Vec<_> = clusters
