@@ -5,6 +5,7 @@
 //! `load` reads YAML or JSON documents of any of them into `v1beta1` types.
 
 pub mod capi;
+pub mod cluster_ref;
 pub mod convert;
 pub mod crd;
 pub mod event_note;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use agent::capi::CapiClusters;
 use api::capi::CapiCluster;
+use api::cluster_ref::{CAPI_DEFAULT_API_VERSION, SVELTOS_CLUSTER_API_VERSION};
 use api::labels::SHARD_ANNOTATION;
 use api::selector::{self, SelectorError};
 use api::v1beta1::{ClusterType, ConnectionStatus, SveltosCluster};
@@ -88,30 +89,14 @@ impl Cluster {
 impl Cluster {
     /// How other objects refer to this cluster (a Cluster API cluster by its own apiVersion).
     pub fn object_reference(&self) -> ObjectReference {
-        let (api_version, kind) = match self.reference.cluster_type {
-            ClusterType::Sveltos => (SVELTOS_CLUSTER_API_VERSION, "SveltosCluster"),
-            ClusterType::Capi => (
-                self.object
-                    .get("apiVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or(CAPI_DEFAULT_API_VERSION),
-                "Cluster",
-            ),
-        };
-        ObjectReference {
-            api_version: Some(api_version.to_owned()),
-            kind: Some(kind.to_owned()),
-            namespace: Some(self.reference.namespace.clone()),
-            name: Some(self.reference.name.clone()),
-            ..Default::default()
-        }
+        let capi_api_version = self
+            .object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or(CAPI_DEFAULT_API_VERSION);
+        self.reference.object_reference(capi_api_version)
     }
 }
-
-/// apiVersion of SveltosClusters.
-pub const SVELTOS_CLUSTER_API_VERSION: &str = "lib.projectsveltos.io/v1beta1";
-/// apiVersion given to Cluster API clusters when their own is not known.
-pub const CAPI_DEFAULT_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
 fn set_type(object: &mut Value, api_version: &str, kind: &str) {
     if let Some(map) = object.as_object_mut() {

@@ -9,42 +9,9 @@
 use std::collections::BTreeMap;
 
 use api::labels;
-use api::v1beta1::ClusterType;
-use k8s_openapi::api::core::v1::ObjectReference;
 use sha2::{Digest, Sha256};
 
-/// A registered cluster as the manager addresses it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ClusterRef {
-    /// Namespace of the SveltosCluster or CAPI Cluster.
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-    /// `Sveltos` or `Capi`.
-    pub cluster_type: ClusterType,
-}
-
-impl ClusterRef {
-    /// The cluster an object reference names: a SveltosCluster when its API group is
-    /// `lib.projectsveltos.io`, else a Cluster API cluster (Sveltos' rule); `None` without a
-    /// name.
-    pub fn from_reference(reference: &ObjectReference) -> Option<ClusterRef> {
-        let name = reference.name.clone().filter(|n| !n.is_empty())?;
-        let sveltos = reference
-            .api_version
-            .as_deref()
-            .is_some_and(|v| v.starts_with("lib.projectsveltos.io/"));
-        Some(ClusterRef {
-            namespace: reference.namespace.clone().unwrap_or_default(),
-            name,
-            cluster_type: if sveltos {
-                ClusterType::Sveltos
-            } else {
-                ClusterType::Capi
-            },
-        })
-    }
-}
+pub use api::cluster_ref::ClusterRef;
 
 /// What one generated object stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +134,7 @@ pub fn generated_name(labels: &BTreeMap<String, String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use api::v1beta1::ClusterType;
 
     fn cluster() -> ClusterRef {
         ClusterRef {

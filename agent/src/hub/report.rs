@@ -10,7 +10,7 @@ use api::labels::{
 };
 use api::secret_data;
 use api::v1beta1::{
-    ClusterType, EventReport, EventReportSpec, EventSource, ReportPhase, event_report_name,
+    EventReport, EventReportSpec, EventSource, ReportPhase, event_report_name,
     join_collected_resources,
 };
 use k8s_openapi::ByteString;
@@ -23,35 +23,7 @@ use serde_json::Value;
 pub const FIELD_MANAGER: &str = "sveltos-events-agent";
 
 /// A registered cluster, as reports name it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ClusterId {
-    /// Namespace of the cluster object.
-    pub namespace: String,
-    /// Name of the cluster object.
-    pub name: String,
-    /// SveltosCluster or Cluster API Cluster.
-    pub cluster_type: ClusterType,
-}
-
-impl ClusterId {
-    /// A SveltosCluster's identity.
-    pub fn sveltos(namespace: &str, name: &str) -> Self {
-        ClusterId {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-            cluster_type: ClusterType::Sveltos,
-        }
-    }
-}
-
-impl std::fmt::Display for ClusterId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.cluster_type {
-            ClusterType::Sveltos => write!(f, "{}/{}", self.namespace, self.name),
-            ClusterType::Capi => write!(f, "{}/{} (Cluster API)", self.namespace, self.name),
-        }
-    }
-}
+pub use api::cluster_ref::ClusterRef as ClusterId;
 
 /// Where the reports of one evaluated cluster go.
 #[derive(Clone)]

@@ -16,7 +16,7 @@ use api::labels::{
 };
 use api::secret_data;
 use api::v1beta1::{
-    ClusterInfo, ClusterProfile, ClusterSet, ClusterType, EventReport, EventSource, EventTrigger,
+    ClusterInfo, ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger,
     EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
 };
 use futures_util::{Stream, StreamExt};
@@ -29,13 +29,14 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::clusters::{CAPI_DEFAULT_API_VERSION, ClusterScope, Fleet, SVELTOS_CLUSTER_API_VERSION};
+use crate::clusters::{ClusterScope, Fleet};
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use agent::capi::CapiClusters;
+use api::cluster_ref::CAPI_DEFAULT_API_VERSION;
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
@@ -460,20 +461,10 @@ async fn remove_finalizer(
 
 /// How the status names `cluster`: as the plan found it, else by its kind's usual version.
 fn cluster_reference(plan: &Plan, cluster: &ClusterRef) -> ObjectReference {
-    if let Some(reference) = plan.references.get(cluster) {
-        return reference.clone();
-    }
-    let (api_version, kind) = match cluster.cluster_type {
-        ClusterType::Sveltos => (SVELTOS_CLUSTER_API_VERSION, "SveltosCluster"),
-        ClusterType::Capi => (CAPI_DEFAULT_API_VERSION, "Cluster"),
-    };
-    ObjectReference {
-        api_version: Some(api_version.to_string()),
-        kind: Some(kind.to_string()),
-        namespace: Some(cluster.namespace.clone()),
-        name: Some(cluster.name.clone()),
-        ..Default::default()
-    }
+    plan.references
+        .get(cluster)
+        .cloned()
+        .unwrap_or_else(|| cluster.object_reference(CAPI_DEFAULT_API_VERSION))
 }
 
 /// The status a plan gives the trigger; `failure` applies to every cluster.
