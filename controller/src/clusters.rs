@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use agent::capi::CapiClusters;
+use agent::hub::connect::{Registration, Registry};
 use api::capi::CapiCluster;
 use api::cluster_ref::{CAPI_DEFAULT_API_VERSION, SVELTOS_CLUSTER_API_VERSION};
 use api::labels::SHARD_ANNOTATION;
@@ -13,7 +13,6 @@ use api::selector::{self, SelectorError};
 use api::v1beta1::{ClusterType, ConnectionStatus, SveltosCluster};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::runtime::reflector::{ObjectRef, Store};
 use serde_json::Value;
 
 use crate::identity::ClusterRef;
@@ -61,6 +60,15 @@ impl Cluster {
             shard: annotation(&cluster.metadata.annotations, SHARD_ANNOTATION),
             object,
         })
+    }
+
+    /// From a registered cluster's object (`None` for a SveltosCluster that does not
+    /// serialise).
+    pub fn from_registration(cluster: &Registration) -> Option<Self> {
+        match cluster {
+            Registration::Sveltos(cluster) => Cluster::from_sveltos(cluster).ok(),
+            Registration::Capi(cluster) => Some(Cluster::from_capi(cluster)),
+        }
     }
 
     /// From a Cluster API `Cluster`, given as JSON (any `cluster.x-k8s.io` version).
@@ -122,14 +130,11 @@ pub struct ClusterScope {
     pub shard: String,
 }
 
-/// The registered clusters as one process sees them (SveltosClusters and Cluster API
-/// clusters, kept current by watches) and the scope it handles.
+/// The registered clusters as one process sees them and the scope it handles.
 #[derive(Clone)]
 pub struct Fleet {
-    /// SveltosClusters.
-    pub sveltos: Store<SveltosCluster>,
-    /// Cluster API clusters.
-    pub capi: CapiClusters,
+    /// SveltosClusters and Cluster API clusters, kept current by watches.
+    pub registry: Registry,
     /// The clusters this process handles.
     pub scope: ClusterScope,
 }
@@ -137,17 +142,10 @@ pub struct Fleet {
 impl Fleet {
     /// Every registered cluster, whatever its shard.
     pub fn all(&self) -> Vec<Cluster> {
-        let sveltos = self
-            .sveltos
-            .state()
-            .into_iter()
-            .filter_map(|c| Cluster::from_sveltos(&c).ok());
-        let capi = self
-            .capi
-            .state()
-            .into_iter()
-            .map(|c| Cluster::from_capi(&c));
-        sveltos.chain(capi).collect()
+        self.registry
+            .all()
+            .filter_map(|c| Cluster::from_registration(&c))
+            .collect()
     }
 
     /// The registered clusters of this process's shard.
@@ -160,23 +158,14 @@ impl Fleet {
     /// Whether `cluster` exists but belongs to another shard: what was made for it is
     /// another process's to keep or remove.
     pub fn handled_elsewhere(&self, cluster: &ClusterRef) -> bool {
-        let shard = match cluster.cluster_type {
-            ClusterType::Sveltos => self
-                .sveltos
-                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
-                .map(|c| annotation(&c.metadata.annotations, SHARD_ANNOTATION)),
-            ClusterType::Capi => self
-                .capi
-                .get(&cluster.namespace, &cluster.name)
-                .map(|c| CapiCluster(&c).annotations().remove(SHARD_ANNOTATION))
-                .map(Option::unwrap_or_default),
-        };
-        shard.is_some_and(|shard| shard != self.scope.shard)
+        self.registry
+            .get(cluster)
+            .is_some_and(|c| c.annotation(SHARD_ANNOTATION).unwrap_or_default() != self.scope.shard)
     }
 
     /// Waits until both caches are filled; false if a watch ended first.
     pub async fn ready(&self) -> bool {
-        self.sveltos.wait_until_ready().await.is_ok() && self.capi.wait_until_ready().await
+        self.registry.ready().await
     }
 }
 
@@ -200,6 +189,7 @@ pub fn select<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent::capi::CapiClusters;
     use serde_json::json;
 
     fn sveltos(name: &str, labels: Value, ready: bool) -> Cluster {
@@ -289,8 +279,10 @@ mod tests {
                 shard: shard.to_owned(),
             };
             let fleet = Fleet {
-                sveltos: store.clone(),
-                capi: CapiClusters::none(),
+                registry: Registry {
+                    sveltos: store.clone(),
+                    capi: CapiClusters::none(),
+                },
                 scope,
             };
             fleet

@@ -9,7 +9,6 @@
 //! when it has too many selected, here exactly `maxReplicas` stay).
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
 use std::sync::Arc;
 
 use api::selector::SelectorError;
@@ -21,7 +20,7 @@ use kube::{Client, Resource};
 use serde_json::json;
 use tokio::sync::Notify;
 
-use crate::clusters::{Cluster, select};
+use crate::clusters::{Cluster, Fleet, select};
 use crate::identity::ClusterRef;
 
 /// The status a pool has given the registered `clusters` and the clusters it selected before.
@@ -92,25 +91,27 @@ pub fn selected(sets: &Store<ClusterSet>, name: &str) -> Vec<ClusterRef> {
         .unwrap_or_default()
 }
 
-/// Keeps the status of every ClusterSet and Set current once `ready` says the caches are
-/// filled: recomputed whenever `wake` is notified (a cluster, ClusterSet or Set changed),
-/// written only where it differs.
+/// Keeps the status of every ClusterSet and Set current, over every cluster of `fleet`
+/// whatever its shard, once the caches are filled: recomputed whenever `wake` is notified (a
+/// cluster, ClusterSet or Set changed), written only where it differs.
 pub async fn run(
     client: Client,
     cluster_sets: Store<ClusterSet>,
     sets: Store<Set>,
-    clusters: impl Fn() -> Vec<Cluster>,
+    fleet: Fleet,
     wake: Arc<Notify>,
-    ready: impl Future<Output = bool>,
 ) {
-    if !ready.await {
+    let ready = cluster_sets.wait_until_ready().await.is_ok()
+        && sets.wait_until_ready().await.is_ok()
+        && fleet.ready().await;
+    if !ready {
         return;
     }
     // The status last written per set: the cache may not show it yet, and deciding from an
     // older selection would move a selected cluster for no reason.
     let mut written: Written = HashMap::new();
     loop {
-        let registered = clusters();
+        let registered = fleet.all();
         let mut present = HashSet::new();
         for set in cluster_sets.state() {
             present.insert(written_key(set.meta()));

@@ -13,10 +13,12 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ObjectMeta, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, Config};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::capi::CapiClusters;
 use crate::hub::cluster::{ClusterAgent, Sources};
 use crate::hub::relay;
 use crate::hub::report::{ClusterId, Destination};
@@ -85,6 +87,43 @@ pub enum ConnectError {
     Unreachable(kube::Error),
 }
 
+/// The registered clusters of the management cluster, kept current by watches: SveltosClusters
+/// and Cluster API clusters.
+#[derive(Clone)]
+pub struct Registry {
+    /// SveltosClusters.
+    pub sveltos: Store<SveltosCluster>,
+    /// Cluster API clusters.
+    pub capi: CapiClusters,
+}
+
+impl Registry {
+    /// The object of cluster `id`, if it is registered.
+    pub fn get(&self, id: &ClusterId) -> Option<Registration> {
+        match id.cluster_type {
+            ClusterType::Sveltos => self
+                .sveltos
+                .get(&ObjectRef::new(&id.name).within(&id.namespace))
+                .map(Registration::Sveltos),
+            ClusterType::Capi => self
+                .capi
+                .get(&id.namespace, &id.name)
+                .map(Registration::Capi),
+        }
+    }
+
+    /// Every registered cluster.
+    pub fn all(&self) -> impl Iterator<Item = Registration> + use<> {
+        let sveltos = self.sveltos.state().into_iter().map(Registration::Sveltos);
+        sveltos.chain(self.capi.state().into_iter().map(Registration::Capi))
+    }
+
+    /// Waits until both caches are filled; false if a watch ended first.
+    pub async fn ready(&self) -> bool {
+        self.sveltos.wait_until_ready().await.is_ok() && self.capi.wait_until_ready().await
+    }
+}
+
 /// A cluster the hub serves, as it is registered in the management cluster.
 #[derive(Clone, Debug)]
 pub enum Registration {
@@ -113,19 +152,22 @@ impl Registration {
         }
     }
 
-    /// Whether the cluster runs its own agent (spoke mode).
-    pub fn is_spoke(&self) -> bool {
-        let mode = match self {
+    /// The value of annotation `key` on the cluster's object.
+    pub fn annotation(&self, key: &str) -> Option<String> {
+        match self {
             Registration::Sveltos(cluster) => cluster
                 .metadata
                 .annotations
                 .as_ref()
-                .and_then(|a| a.get(AGENT_MODE_ANNOTATION).cloned()),
-            Registration::Capi(cluster) => capi::CapiCluster(cluster)
-                .annotations()
-                .remove(AGENT_MODE_ANNOTATION),
-        };
-        mode.is_some_and(|mode| mode == AGENT_MODE_SPOKE)
+                .and_then(|a| a.get(key).cloned()),
+            Registration::Capi(cluster) => capi::CapiCluster(cluster).annotations().remove(key),
+        }
+    }
+
+    /// Whether the cluster runs its own agent (spoke mode).
+    pub fn is_spoke(&self) -> bool {
+        self.annotation(AGENT_MODE_ANNOTATION)
+            .is_some_and(|mode| mode == AGENT_MODE_SPOKE)
     }
 
     /// Name of the Secret (in the cluster's namespace) holding the kubeconfig.

@@ -17,9 +17,7 @@ use std::sync::Arc;
 
 use api::capi::CapiCluster;
 use api::labels::{AGENT_SOURCES_KEY_PREFIX, AGENT_SOURCES_LABEL};
-use api::v1beta1::{
-    ClusterType, EventSource, EventTrigger, SveltosCluster, agent_sources_config_map_name,
-};
+use api::v1beta1::{EventSource, EventTrigger, SveltosCluster, agent_sources_config_map_name};
 use futures_util::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -32,7 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::capi::CapiClusters;
 use cluster::Sources;
-use connect::Registration;
+use connect::{Registration, Registry};
 use report::ClusterId;
 
 /// A reflector over `api` and a stream that yields once per change.
@@ -95,8 +93,7 @@ struct Running {
 
 /// Reflector stores of what the hub reads in the management cluster.
 struct Caches {
-    clusters: Store<SveltosCluster>,
-    capi: CapiClusters,
+    clusters: Registry,
     sources: Store<EventSource>,
     lists: Store<ConfigMap>,
     triggers: Store<EventTrigger>,
@@ -179,8 +176,10 @@ pub async fn run(mgmt: Client, capi: CapiClusters, shutdown: impl Future<Output 
     );
     let (triggers, trigger_changes) = reflect(Api::<EventTrigger>::all(mgmt.clone()), config());
     let caches = Caches {
-        clusters,
-        capi,
+        clusters: Registry {
+            sveltos: clusters,
+            capi,
+        },
         sources,
         lists,
         triggers,
@@ -194,8 +193,7 @@ pub async fn run(mgmt: Client, capi: CapiClusters, shutdown: impl Future<Output 
     ]);
     let mut running: BTreeMap<ClusterId, Running> = BTreeMap::new();
     let ready = async {
-        caches.clusters.wait_until_ready().await.is_ok()
-            && caches.capi.wait_until_ready().await
+        caches.clusters.ready().await
             && caches.sources.wait_until_ready().await.is_ok()
             && caches.lists.wait_until_ready().await.is_ok()
             && caches.triggers.wait_until_ready().await.is_ok()
@@ -230,39 +228,31 @@ pub async fn run(mgmt: Client, capi: CapiClusters, shutdown: impl Future<Output 
 /// Cluster `id` when the hub serves it: present, not being deleted, not paused, not in pull
 /// mode; a Cluster API cluster also needs its control plane initialised.
 fn served(caches: &Caches, id: &ClusterId) -> Option<Registration> {
-    match id.cluster_type {
-        ClusterType::Sveltos => {
-            let cluster = caches
-                .clusters
-                .get(&ObjectRef::new(&id.name).within(&id.namespace))?;
-            let serve = cluster.metadata.deletion_timestamp.is_none()
+    caches.clusters.get(id).filter(serves)
+}
+
+/// Whether the hub serves `cluster` (see [`served`]).
+fn serves(cluster: &Registration) -> bool {
+    match cluster {
+        Registration::Sveltos(cluster) => {
+            cluster.metadata.deletion_timestamp.is_none()
                 && !cluster.spec.paused
-                && !cluster.spec.pull_mode;
-            serve.then_some(Registration::Sveltos(cluster))
+                && !cluster.spec.pull_mode
         }
-        ClusterType::Capi => {
-            let object = caches.capi.get(&id.namespace, &id.name)?;
-            let cluster = CapiCluster(&object);
-            let serve = cluster.selectable() && !cluster.paused();
-            serve.then_some(Registration::Capi(object))
+        Registration::Capi(object) => {
+            let cluster = CapiCluster(object);
+            cluster.selectable() && !cluster.paused()
         }
     }
 }
 
 /// Starts, updates and stops cluster tasks to match the caches.
 async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, Running>) {
-    let sveltos = caches
+    let wanted: BTreeMap<ClusterId, Registration> = caches
         .clusters
-        .state()
-        .into_iter()
-        .map(Registration::Sveltos);
-    let capi = caches.capi.state().into_iter().map(Registration::Capi);
-    let wanted: BTreeMap<ClusterId, Registration> = sveltos
-        .chain(capi)
-        .filter_map(|cluster| {
-            let id = cluster.id();
-            served(caches, &id).map(|cluster| (id, cluster))
-        })
+        .all()
+        .filter(serves)
+        .map(|cluster| (cluster.id(), cluster))
         .collect();
     let gone: Vec<ClusterId> = running
         .keys()

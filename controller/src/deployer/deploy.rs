@@ -413,7 +413,7 @@ impl Deployer<'_> {
     async fn client(&mut self, target: &Target) -> Result<Client, String> {
         let caches = self.caches;
         self.targets
-            .client(target, |c| caches.registration(c), &caches.secrets)
+            .client(target, |c| caches.fleet.registry.get(c), &caches.secrets)
             .await
     }
 

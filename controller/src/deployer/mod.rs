@@ -19,8 +19,8 @@ use api::labels::{
     CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL, PROFILE_PAUSED_ANNOTATION,
 };
 use api::v1beta1::{
-    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, ClusterType,
-    FeatureId, FeatureStatus, ResourceReport, Set, SveltosCluster, SyncMode,
+    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, FeatureId,
+    FeatureStatus, ResourceReport, Set, SveltosCluster, SyncMode,
 };
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
@@ -40,7 +40,7 @@ use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
 use agent::capi::CapiClusters;
-use agent::hub::connect::Registration;
+use agent::hub::connect::Registry;
 use deploy::{Deployer, Outcome};
 use targets::Targets;
 use tokio::sync::Notify;
@@ -72,29 +72,11 @@ pub struct Caches {
 }
 
 impl Caches {
-    /// The object of registered cluster `cluster`, if it exists.
-    pub fn registration(&self, cluster: &ClusterRef) -> Option<Registration> {
-        match cluster.cluster_type {
-            ClusterType::Sveltos => self
-                .fleet
-                .sveltos
-                .get(&ObjectRef::new(&cluster.name).within(&cluster.namespace))
-                .map(Registration::Sveltos),
-            ClusterType::Capi => self
-                .fleet
-                .capi
-                .get(&cluster.namespace, &cluster.name)
-                .map(Registration::Capi),
-        }
-    }
-
     /// Whether Secret `namespace/name` holds a registered cluster's kubeconfig.
     fn is_kubeconfig(&self, namespace: &str, name: &str) -> bool {
-        let sveltos = self.fleet.sveltos.state().into_iter();
-        let sveltos = sveltos.map(Registration::Sveltos);
-        let capi = self.fleet.capi.state().into_iter().map(Registration::Capi);
-        sveltos
-            .chain(capi)
+        self.fleet
+            .registry
+            .all()
             .any(|c| c.id().namespace == namespace && c.secret_name() == name)
     }
 }
@@ -152,7 +134,6 @@ pub async fn run(
     let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
     let (clusters, cluster_events) = reflect::<SveltosCluster>(&client, all());
     let capi_events = capi.changes();
-    let default_shard = scope.shard.is_empty();
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
     let (sets, set_events) = reflect::<Set>(&client, all());
     let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
@@ -162,8 +143,10 @@ pub async fn run(
     let caches = Caches {
         profiles,
         fleet: Fleet {
-            sveltos: clusters,
-            capi,
+            registry: Registry {
+                sveltos: clusters,
+                capi,
+            },
             scope,
         },
         cluster_sets,
@@ -251,30 +234,20 @@ pub async fn run(
             secret_task
         );
     };
-    let set_status = {
-        let caches = caches.clone();
-        let filled = caches.clone();
-        let ready = async move {
-            let caches = filled;
-            caches.cluster_sets.wait_until_ready().await.is_ok()
-                && caches.sets.wait_until_ready().await.is_ok()
-                && caches.fleet.ready().await
-        };
-        sets::run(
-            client.clone(),
-            caches.cluster_sets.clone(),
-            caches.sets.clone(),
-            move || caches.fleet.all(),
-            wake_sets,
-            ready,
-        )
-    };
     // One writer of ClusterSet status, over every shard's clusters: the default shard's.
-    let set_status = async {
-        if default_shard {
-            set_status.await;
-        } else {
-            std::future::pending::<()>().await;
+    let set_status = {
+        let (client, caches) = (client.clone(), caches.clone());
+        async move {
+            if !caches.fleet.scope.shard.is_empty() {
+                return std::future::pending().await;
+            }
+            let Caches {
+                cluster_sets,
+                sets: namespaced_sets,
+                fleet,
+                ..
+            } = caches;
+            sets::run(client, cluster_sets, namespaced_sets, fleet, wake_sets).await;
         }
     };
     tokio::select! {

@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 
-use agent::hub::connect::Registration;
+use agent::hub::connect::{Registration, config_from_kubeconfig};
 use api::v1beta1::ClusterType;
 use k8s_openapi::api::core::v1::Secret;
+use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::Scope;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Client, Config};
 
 use crate::identity::ClusterRef;
 
@@ -113,8 +112,7 @@ impl Targets {
             )
         };
         let text = std::str::from_utf8(bytes).map_err(|e| invalid(e.to_string()))?;
-        let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| invalid(e.to_string()))?;
-        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        let config = config_from_kubeconfig(text)
             .await
             .map_err(|e| invalid(e.to_string()))?;
         let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;

@@ -36,6 +36,7 @@ use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use agent::capi::CapiClusters;
+use agent::hub::connect::Registry;
 use api::cluster_ref::CAPI_DEFAULT_API_VERSION;
 
 /// Name of this controller in metrics and readiness.
@@ -145,8 +146,10 @@ fn start_watches(
     let caches = Caches {
         triggers,
         fleet: Fleet {
-            sveltos: clusters,
-            capi,
+            registry: Registry {
+                sveltos: clusters,
+                capi,
+            },
             scope,
         },
         cluster_sets,
