@@ -211,9 +211,8 @@ fn complete_rollout(store: &Store, ev: &Event) {
     };
     let name = meta_str(&ev.object, "name");
     let opts = WriteOptions {
-        manager: "kube-controller-manager".into(),
         subresource: "status".into(),
-        ..WriteOptions::default()
+        ..controller_opts("kube-controller-manager")
     };
     let res = store.modify(&info, &ev.namespace, name, &opts, |old| {
         let mut new = old.clone();

@@ -368,17 +368,9 @@ fn malformed(why: &str) -> Error {
     Error::BadRequest(format!("malformed protobuf body: {why}"))
 }
 
-/// Nesting deeper than any kind here has means a hostile body.
-const MAX_DEPTH: usize = 16;
-
+/// Decodes one message of `schema`. Nesting follows the static schemas only (fields they do
+/// not name are skipped), so a hostile body cannot recurse deeper than they do.
 fn message(bytes: &[u8], schema: &[Field]) -> Result<Map<String, Value>> {
-    message_at(bytes, schema, 0)
-}
-
-fn message_at(bytes: &[u8], schema: &[Field], depth: usize) -> Result<Map<String, Value>> {
-    if depth > MAX_DEPTH {
-        return Err(malformed("nested too deeply"));
-    }
     let mut out = Map::new();
     for (number, item) in Wire::new(bytes) {
         let item = item?;
@@ -389,7 +381,7 @@ fn message_at(bytes: &[u8], schema: &[Field], depth: usize) -> Result<Map<String
             (Ty::Str, Item::Bytes(b)) => Value::String(String::from_utf8_lossy(b).into_owned()),
             (Ty::Int, Item::Varint(v)) => json!(v as i64),
             (Ty::Bool, Item::Varint(v)) => Value::Bool(v != 0),
-            (Ty::Msg(inner), Item::Bytes(b)) => Value::Object(message_at(b, inner, depth + 1)?),
+            (Ty::Msg(inner), Item::Bytes(b)) => Value::Object(message(b, inner)?),
             (Ty::IntOrString, Item::Bytes(b)) => int_or_string(b)?,
             (Ty::MapStr | Ty::MapBytes | Ty::MapQuantity, Item::Bytes(b)) => {
                 let (key, value) = map_entry(b, field.ty)?;

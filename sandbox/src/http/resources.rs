@@ -120,9 +120,18 @@ pub async fn handle(
     match result {
         Ok(r) => r,
         Err(e) => {
+            // Only these errors name the object; a create names it in its body alone.
+            let named = matches!(
+                e,
+                Error::NotFound(_)
+                    | Error::AlreadyExists(_)
+                    | Error::Conflict { .. }
+                    | Error::Forbidden(_)
+            );
             let name = target.name.map(str::to_owned).or_else(|| {
-                decode_body(req)
-                    .ok()
+                named
+                    .then(|| decode_body(req).ok())
+                    .flatten()
                     .map(|b| meta_str(&b, "name").to_owned())
                     .filter(|n| !n.is_empty())
             });

@@ -13,10 +13,11 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 /// Parsed watch parameters.
 #[derive(Debug, Clone)]
@@ -64,15 +65,42 @@ struct Stream {
     p: Params,
     replay: VecDeque<Arc<Event>>,
     rx: broadcast::Receiver<Arc<Event>>,
-    deadline: Option<Instant>,
+    /// Ends the watch (`timeoutSeconds`).
+    deadline: Option<Pin<Box<Sleep>>>,
     initial_bookmark: Option<u64>,
-    /// When the next periodic bookmark is due (only when bookmarks are allowed).
-    next_bookmark: Option<Instant>,
+    /// Fires when the next periodic bookmark is due (only when bookmarks are allowed); one
+    /// timer per watch, reset after each bookmark.
+    next_bookmark: Option<Pin<Box<Sleep>>>,
     last_rv: u64,
     done: bool,
 }
 
 impl Stream {
+    /// A watch from the answer of [`Store::watch`]: `replay` then `rx`, from `now`.
+    fn new(
+        store: &Arc<Store>,
+        info: Arc<ResourceInfo>,
+        ns: Option<&str>,
+        p: Params,
+        (replay, rx, now): (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>, u64),
+    ) -> Self {
+        Stream {
+            store: Arc::clone(store),
+            info,
+            ns: ns.map(str::to_owned),
+            deadline: p.timeout.map(|t| Box::pin(tokio::time::sleep(t))),
+            initial_bookmark: (p.initial_events && p.bookmarks).then_some(now),
+            next_bookmark: p
+                .bookmarks
+                .then(|| Box::pin(tokio::time::sleep(BOOKMARK_EVERY))),
+            p,
+            replay: replay.into(),
+            rx,
+            last_rv: now,
+            done: false,
+        }
+    }
+
     fn matches(&self, ev: &Event) -> bool {
         ev.gr.group == self.info.group
             && ev.gr.resource == self.info.plural
@@ -116,20 +144,22 @@ impl Stream {
                 return Some(self.bookmark(rv, true));
             }
             let sleep = async {
-                match self.deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
+                match self.deadline.as_mut() {
+                    Some(deadline) => deadline.as_mut().await,
                     None => std::future::pending().await,
                 }
             };
             let bookmark_due = async {
-                match self.next_bookmark {
-                    Some(at) => tokio::time::sleep_until(at).await,
+                match self.next_bookmark.as_mut() {
+                    Some(due) => {
+                        due.as_mut().await;
+                        due.as_mut().reset(Instant::now() + BOOKMARK_EVERY);
+                    }
                     None => std::future::pending().await,
                 }
             };
             tokio::select! {
                 () = bookmark_due => {
-                    self.next_bookmark = Some(Instant::now() + BOOKMARK_EVERY);
                     return Some(self.bookmark(self.last_rv, false));
                 }
                 ev = self.rx.recv() => match ev {
@@ -202,21 +232,7 @@ pub fn serve(
         }
         Err(e) => return response::error(&e, None),
     };
-    let initial_bookmark = (p.initial_events && p.bookmarks).then_some(now);
-    let p_bookmarks = p.bookmarks;
-    let state = Stream {
-        store: Arc::clone(store),
-        info: info.clone(),
-        ns: ns.map(str::to_owned),
-        deadline: p.timeout.map(|t| Instant::now() + t),
-        p,
-        replay: replay.into(),
-        rx,
-        initial_bookmark,
-        next_bookmark: p_bookmarks.then(|| Instant::now() + BOOKMARK_EVERY),
-        last_rv: now,
-        done: false,
-    };
+    let state = Stream::new(store, info.clone(), ns, p, (replay, rx, now));
     let stream =
         futures_util::stream::unfold(
             state,
@@ -233,27 +249,16 @@ mod tests {
 
     fn stream(store: &Arc<Store>, bookmarks: bool) -> Stream {
         let info = store.resolve("", "v1", "configmaps").unwrap();
-        let (replay, rx, now) = store.watch(&info, None, WatchFrom::Now).unwrap();
-        Stream {
-            store: Arc::clone(store),
-            info,
-            ns: None,
-            p: Params {
-                from: WatchFrom::Now,
-                timeout: None,
-                bookmarks,
-                initial_events: false,
-                labels: LabelSelector::default(),
-                fields: FieldSelector::default(),
-            },
-            replay: replay.into(),
-            rx,
-            deadline: None,
-            initial_bookmark: None,
-            next_bookmark: bookmarks.then(|| Instant::now() + BOOKMARK_EVERY),
-            last_rv: now,
-            done: false,
-        }
+        let started = store.watch(&info, None, WatchFrom::Now).unwrap();
+        let p = Params {
+            from: WatchFrom::Now,
+            timeout: None,
+            bookmarks,
+            initial_events: false,
+            labels: LabelSelector::default(),
+            fields: FieldSelector::default(),
+        };
+        Stream::new(store, info, None, p, started)
     }
 
     #[tokio::test(start_paused = true)]
