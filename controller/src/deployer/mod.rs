@@ -20,7 +20,7 @@ use api::labels::{
 };
 use api::v1beta1::{
     ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, FeatureId,
-    FeatureStatus, ResourceReport, Set, SveltosCluster, SyncMode,
+    FeatureStatus, ResourceReport, Set, SyncMode,
 };
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
@@ -35,12 +35,11 @@ use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
-use crate::manager::{ManagerError, reflect};
+use crate::manager::{ManagerError, reflect, watch_fleet};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
 use agent::capi::CapiClusters;
-use agent::hub::connect::Registry;
 use deploy::{Deployer, Outcome};
 use targets::Targets;
 use tokio::sync::Notify;
@@ -132,8 +131,7 @@ pub async fn run(
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
     let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
-    let (clusters, cluster_events) = reflect::<SveltosCluster>(&client, all());
-    let capi_events = capi.changes();
+    let (fleet, fleet_events) = watch_fleet(&client, scope, capi);
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
     let (sets, set_events) = reflect::<Set>(&client, all());
     let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
@@ -142,13 +140,7 @@ pub async fn run(
         reflect::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
     let caches = Caches {
         profiles,
-        fleet: Fleet {
-            registry: Registry {
-                sveltos: clusters,
-                capi,
-            },
-            scope,
-        },
+        fleet,
         cluster_sets,
         sets,
         config_maps,
@@ -203,8 +195,7 @@ pub async fn run(
     let cluster_task = {
         let wake_sets = Arc::clone(&wake_sets);
         let changes = futures_util::stream::select_all([
-            cluster_events.map(|_| ()).boxed(),
-            capi_events,
+            fleet_events,
             cluster_set_events.map(|_| ()).boxed(),
             set_events.map(|_| ()).boxed(),
         ]);

@@ -19,6 +19,7 @@ use api::v1beta1::{
     ClusterInfo, ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger,
     EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
 };
+use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ObjectReference, Secret};
 use kube::api::{Patch, PatchParams, PostParams};
@@ -126,6 +127,19 @@ where
     (store, stream)
 }
 
+/// The registered clusters of `scope`, kept current by a SveltosCluster reflector and the
+/// shared Cluster API watch `capi`, and the stream of their changes (either kind).
+pub(crate) fn watch_fleet(
+    client: &Client,
+    scope: ClusterScope,
+    capi: CapiClusters,
+) -> (Fleet, BoxStream<'static, ()>) {
+    let (sveltos, sveltos_events) = reflect::<SveltosCluster>(client, watcher::Config::default());
+    let changes = futures_util::stream::select(sveltos_events.map(|_| ()), capi.changes());
+    let registry = Registry { sveltos, capi };
+    (Fleet { registry, scope }, changes.boxed())
+}
+
 fn start_watches(
     client: &Client,
     scope: ClusterScope,
@@ -135,8 +149,7 @@ fn start_watches(
     let all = watcher::Config::default;
     let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
     let (triggers, trigger_events) = reflect::<EventTrigger>(client, all());
-    let (clusters, cluster_events) = reflect::<SveltosCluster>(client, all());
-    let capi_events = capi.changes();
+    let (fleet, fleet_events) = watch_fleet(client, scope, capi);
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(client, all());
     let (sources, source_events) = reflect::<EventSource>(client, all());
     let (reports, report_events) = reflect::<EventReport>(client, all());
@@ -145,13 +158,7 @@ fn start_watches(
     let (profiles, profile_events) = reflect::<ClusterProfile>(client, generated());
     let caches = Caches {
         triggers,
-        fleet: Fleet {
-            registry: Registry {
-                sveltos: clusters,
-                capi,
-            },
-            scope,
-        },
+        fleet,
         cluster_sets,
         sources,
         reports,
@@ -199,11 +206,7 @@ fn start_watches(
     });
     let cluster_task = {
         let all_triggers = all_triggers.clone();
-        let changes = futures_util::stream::select_all([
-            cluster_events.map(|_| ()).boxed(),
-            capi_events,
-            cluster_set_events.map(|_| ()).boxed(),
-        ]);
+        let changes = futures_util::stream::select(fleet_events, cluster_set_events.map(|_| ()));
         changes.for_each(move |()| {
             all_triggers();
             async {}
