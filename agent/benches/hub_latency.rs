@@ -147,6 +147,7 @@ async fn run(clusters: usize, events: usize) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: clusters,
+        ..Default::default()
     })
     .await
     .unwrap();

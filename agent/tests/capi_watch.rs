@@ -54,6 +54,7 @@ async fn management_only() -> (Sandbox, kube::Client) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

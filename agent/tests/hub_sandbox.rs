@@ -69,6 +69,7 @@ impl Env {
         let sandbox = Sandbox::start(SandboxOptions {
             dir: None,
             managed_clusters: MANAGED.len(),
+            ..Default::default()
         })
         .await
         .unwrap();

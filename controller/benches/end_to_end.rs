@@ -112,6 +112,7 @@ async fn fleet(clusters: usize, services: usize) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: clusters,
+        ..Default::default()
     })
     .await
     .unwrap();

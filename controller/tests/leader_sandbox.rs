@@ -14,6 +14,7 @@ async fn one_holder_at_a_time_and_takeover_after_expiry() {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -193,6 +193,7 @@ async fn running() -> (
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

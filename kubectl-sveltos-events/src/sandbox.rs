@@ -18,6 +18,9 @@ pub struct Args {
     /// Also apply the seed documents' NetworkPolicy scenario and narrate what happens.
     #[arg(long)]
     pub demo: bool,
+    /// Serve plain HTTP instead of HTTPS (real clusters never do; for tools without TLS).
+    #[arg(long)]
+    pub plain_http: bool,
 }
 
 /// Start the sandbox, print where the kubeconfigs are, wait for a signal, shut down.
@@ -25,6 +28,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let sandbox = sandbox::Sandbox::start(sandbox::SandboxOptions {
         dir: Some(args.dir.clone()),
         managed_clusters: args.clusters,
+        plain_http: args.plain_http,
     })
     .await
     .context("starting the sandbox")?;

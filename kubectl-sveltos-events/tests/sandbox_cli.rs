@@ -26,8 +26,21 @@ fn sandbox_writes_kubeconfigs_and_exits_cleanly_on_sigterm() {
     }
     for name in ["mgmt", "cluster-1"] {
         let kc = std::fs::read_to_string(dir.join(format!("{name}.kubeconfig"))).unwrap();
-        assert!(kc.contains("server: http://127.0.0.1:"), "{kc}");
+        assert!(kc.contains("server: https://127.0.0.1:"), "{kc}");
+        assert!(kc.contains("certificate-authority-data: "), "{kc}");
         assert!(kc.contains(&format!("current-context: {name}")));
+        // kubectl verifies the server's certificate against the kubeconfig's CA, by IP SAN.
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(dir.join(format!("{name}.kubeconfig")))
+            .args(["get", "--raw", "/version"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     assert!(!dir.join("cluster-2.kubeconfig").exists());
     let status = Command::new("kill")

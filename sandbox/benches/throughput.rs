@@ -24,6 +24,7 @@ async fn main() {
     let sb = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

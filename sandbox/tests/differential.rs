@@ -370,6 +370,7 @@ async fn the_sandbox_answers_as_kube_apiserver_did() {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -16,6 +16,7 @@ async fn start() -> (Sandbox, kube::Client) {
     let sb = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

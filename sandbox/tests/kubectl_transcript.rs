@@ -43,6 +43,7 @@ async fn kubectl_commands_work() {
     let sb = Sandbox::start(SandboxOptions {
         dir: Some(dir.clone()),
         managed_clusters: 0,
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -67,6 +67,7 @@ pub async fn sandbox_with_crds(count: usize) -> (Sandbox, Client) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: count,
+        ..Default::default()
     })
     .await
     .unwrap();
