@@ -610,6 +610,46 @@ fn version_priority(v: &str) -> (u8, u32, u32) {
 
 /// The status written into a CRD once its names are accepted and it is established.
 pub fn crd_status(crd: &Value) -> Value {
+    crd_status_after(None, crd)
+}
+
+/// The status of a CRD written over `old_status`, as the apiextensions controllers keep it: a
+/// condition whose status stays keeps its `lastTransitionTime`, and `storedVersions` only
+/// grows (a version stays listed until a user removes it). So a write that changes nothing
+/// leaves the CRD as it was.
+pub fn crd_status_after(old_status: Option<&Value>, crd: &Value) -> Value {
+    let mut status = fresh_crd_status(crd);
+    let Some(old) = old_status else {
+        return status;
+    };
+    if let Some(conditions) = status["conditions"].as_array_mut() {
+        for condition in conditions {
+            let kept = old["conditions"].as_array().and_then(|olds| {
+                olds.iter()
+                    .find(|o| o["type"] == condition["type"] && o["status"] == condition["status"])
+            });
+            if let Some(kept) = kept {
+                condition["lastTransitionTime"] = kept["lastTransitionTime"].clone();
+            }
+        }
+    }
+    if let Some(old_stored) = old["storedVersions"].as_array() {
+        let mut stored = old_stored.clone();
+        for version in status["storedVersions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            if !stored.contains(&version) {
+                stored.push(version);
+            }
+        }
+        status["storedVersions"] = Value::Array(stored);
+    }
+    status
+}
+
+fn fresh_crd_status(crd: &Value) -> Value {
     let names = crd
         .get("spec")
         .and_then(|s| s.get("names"))
@@ -642,6 +682,24 @@ pub fn crd_status(crd: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crd_written_again_keeps_its_condition_times_and_stored_versions() {
+        let crd = |storage: &str| {
+            json!({"spec": {"names": {"plural": "widgets", "kind": "Widget"}, "versions": [
+                {"name": "v1", "storage": storage == "v1"},
+                {"name": "v2", "storage": storage == "v2"}]}})
+        };
+        let mut old = crd_status(&crd("v1"));
+        for condition in old["conditions"].as_array_mut().unwrap() {
+            condition["lastTransitionTime"] = json!("2020-01-01T00:00:00Z");
+        }
+        let same = crd_status_after(Some(&old), &crd("v1"));
+        assert_eq!(same, old, "a write that changes nothing changes no status");
+        let moved = crd_status_after(Some(&old), &crd("v2"));
+        assert_eq!(moved["storedVersions"], json!(["v1", "v2"]));
+        assert_eq!(moved["conditions"], old["conditions"]);
+    }
 
     #[test]
     fn orders_versions_by_priority() {

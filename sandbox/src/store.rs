@@ -5,7 +5,7 @@ use crate::defaults;
 use crate::error::{Error, Result};
 use crate::meta::{self, finalizers, meta_str};
 use crate::patch::{self, Writer};
-use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status};
+use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status, crd_status_after};
 use crate::selector::{FieldSelector, LabelSelector};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -1022,7 +1022,7 @@ fn prepare_update(
         new["metadata"]["generation"] = json!(g + 1);
     }
     if is_crd(info) {
-        new["status"] = crd_status(&new);
+        new["status"] = crd_status_after(old.get("status"), &new);
     }
     meta::drop_empty_metadata(&mut new);
     if !opts.applied {
