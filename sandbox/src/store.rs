@@ -224,9 +224,9 @@ fn spec_differs(a: &Value, b: &Value) -> bool {
     strip(a) != strip(b)
 }
 
-/// Equal apart from managedFields (a no-op write is not persisted).
 /// Whether a write changes nothing: same content and same field ownership (managedFields
-/// timestamps aside), so a new manager sharing a value is still recorded.
+/// timestamps and entry order aside), so a new manager sharing a value is still recorded,
+/// while an apply that only moves its own entry is not persisted.
 fn same_content(a: &Value, b: &Value) -> bool {
     let strip = |v: &Value| -> Value {
         let mut v = v.clone();
@@ -235,6 +235,10 @@ fn same_content(a: &Value, b: &Value) -> bool {
             for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
                 entry.remove("time");
             }
+            entries.sort_by_key(|e| {
+                ["manager", "operation", "subresource", "apiVersion"]
+                    .map(|k| e[k].as_str().unwrap_or_default().to_owned())
+            });
         }
         v
     };
