@@ -1,8 +1,13 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
+mod apply;
+mod connect;
 mod demo;
+mod install;
+mod manifests;
 mod sandbox;
 mod system;
+mod version;
 
 use clap::{Parser, Subcommand};
 
@@ -18,6 +23,10 @@ struct Cli {
 enum Command {
     /// Run an in-process Kubernetes API server: a management cluster and N managed clusters.
     Sandbox(sandbox::Args),
+    /// Install (or upgrade) the CRDs, the manager and the agent on the management cluster.
+    Install(install::Args),
+    /// Print the plugin's version and the versions of the controllers in the cluster.
+    Version(version::Args),
     /// Evaluate an EventSource (selectors and Lua) over resource files, offline.
     ///
     /// Example: `kubectl sveltos-events eval -f eventsource.yaml services.yaml`.
@@ -37,9 +46,23 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Sandbox(args) => sandbox::run(args).await,
+        Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
+        Command::Version(args) => exit_on_error(version::run(args, &mut std::io::stdout()).await),
         Command::Eval(args) => {
             let code = agent::cli::run(&args, &mut std::io::stdout().lock());
             std::process::exit(i32::from(code));
+        }
+    }
+}
+
+/// Ends the process as the plugin's commands promise: the error's sentence and its causes on
+/// stderr, exit code 2 ("could not run"); 0 on success.
+fn exit_on_error(result: anyhow::Result<()>) -> ! {
+    match result {
+        Ok(()) => std::process::exit(0),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::exit(2)
         }
     }
 }

@@ -26,12 +26,26 @@ impl Drop for Sandbox {
 }
 
 pub fn start(clusters: usize) -> Sandbox {
-    let dir = std::env::temp_dir().join(format!("sbx-e2e-{}-{clusters}", std::process::id()));
+    start_with(clusters, &[])
+}
+
+/// The API servers alone: no CRDs, no registered clusters, no controllers.
+pub fn start_bare(clusters: usize) -> Sandbox {
+    start_with(clusters, &["--no-controllers"])
+}
+
+fn start_with(clusters: usize, flags: &[&str]) -> Sandbox {
+    let dir = std::env::temp_dir().join(format!(
+        "sbx-e2e-{}-{clusters}{}",
+        std::process::id(),
+        flags.concat()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     let child = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
         .args(["sandbox", "--dir"])
         .arg(&dir)
         .args(["--clusters", &clusters.to_string()])
+        .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -96,4 +110,25 @@ pub fn apply_example(dir: &Path, cluster: &str, scenario: &str, path: &str) {
 pub fn profiles_of(dir: &Path, trigger: &str) -> Vec<Value> {
     let selector = format!("eventtrigger.lib.projectsveltos.io/eventtriggername={trigger}");
     items(dir, "mgmt", &["get", "clusterprofiles", "-l", &selector])
+}
+
+/// What a run of the plugin printed, and its exit code.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the plugin with `args`, `$KUBECONFIG` pointing at the sandbox's `mgmt` cluster.
+pub fn plugin(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
+        .args(args)
+        .env("KUBECONFIG", dir.join("mgmt.kubeconfig"))
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }

@@ -1,0 +1,56 @@
+//! The flags that name the management cluster, as kubectl spells them, and the client they
+//! make.
+
+use anyhow::Context;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// `--kubeconfig` and `--context`, as kubectl takes them (`$KUBECONFIG` and `~/.kube/config`
+/// otherwise, or the in-cluster account inside a pod).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file of the management cluster.
+    #[arg(long)]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long)]
+    pub context: Option<String>,
+}
+
+impl ClusterArgs {
+    /// The client configuration these flags name.
+    pub async fn config(&self) -> anyhow::Result<kube::Config> {
+        let options = KubeConfigOptions {
+            context: self.context.clone(),
+            ..Default::default()
+        };
+        match &self.kubeconfig {
+            Some(path) => {
+                let kubeconfig = Kubeconfig::read_from(path)
+                    .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                    .await
+                    .with_context(|| format!("loading kubeconfig {}", path.display()))
+            }
+            None if self.context.is_some() => kube::Config::from_kubeconfig(&options)
+                .await
+                .context("loading the kubeconfig ($KUBECONFIG or ~/.kube/config)"),
+            None => kube::Config::infer()
+                .await
+                .context("finding the cluster ($KUBECONFIG, ~/.kube/config or in-cluster)"),
+        }
+    }
+
+    /// A client of the management cluster, checked by asking its version: returns the client,
+    /// the server's URL and its version (`v1.20.2`).
+    pub async fn connect(&self) -> anyhow::Result<(kube::Client, String, String)> {
+        let config = self.config().await?;
+        let url = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config)
+            .with_context(|| format!("building a client for {url}"))?;
+        let version = client
+            .apiserver_version()
+            .await
+            .with_context(|| format!("cannot reach the Kubernetes API server at {url}"))?;
+        Ok((client, url, version.git_version))
+    }
+}

@@ -1,0 +1,314 @@
+//! `install`: puts the CRDs, the manager and the agent on the management cluster.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::apply::{self, Applier, Outcome};
+use crate::connect::ClusterArgs;
+use crate::manifests::{self, Values};
+
+/// Kubernetes versions `install` accepts: 1.20 and later (1.20 is what the real servers on
+/// our test machines run). Servers before 1.25 do not know the CRDs' CEL rules
+/// (`x-kubernetes-validations`): they are left out there, and such a server does not enforce
+/// them.
+pub const MIN_MINOR: u32 = 20;
+/// The first minor version that keeps `x-kubernetes-validations`.
+const CEL_MINOR: u32 = 25;
+
+/// How `--dry-run` works, as kubectl spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DryRun {
+    /// Print what would be applied; contact no cluster.
+    Client,
+    /// Send every object to the API server as a dry run: validated, never stored.
+    Server,
+}
+
+/// Flags of `install`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    kubectl sveltos-events install\n  \
+    kubectl sveltos-events install --export > sveltos-events.yaml\n  \
+    kubectl sveltos-events install --dry-run=server --context staging")]
+pub struct Args {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// Namespace of the controllers.
+    #[arg(short, long, default_value = api::labels::SVELTOS_NAMESPACE)]
+    namespace: String,
+    /// The controllers' version (default: the plugin's own).
+    #[arg(long, default_value = manifests::VERSION)]
+    version: String,
+    /// The controllers' image (default: the published image of --version).
+    #[arg(long)]
+    image: Option<String>,
+    /// Replicas of the manager (one leads; the others wait on the leader Lease).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+    replicas: u32,
+    /// The shard the manager handles (clusters annotated `sharding.projectsveltos.io/key`).
+    #[arg(long, default_value = "")]
+    shard_key: String,
+    /// Leave deployment of ClusterProfiles to Sveltos' addon-controller.
+    #[arg(long)]
+    no_deployer: bool,
+    /// Print the manifests (`kubectl apply -f -` takes them) and exit.
+    #[arg(long, conflicts_with = "dry_run")]
+    export: bool,
+    /// `client`: print what would be applied; `server`: validate every object on the server.
+    #[arg(long, value_enum)]
+    dry_run: Option<DryRun>,
+    /// Wait for the CRDs to be Established and the Deployments to be available.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    /// How long to wait, e.g. `90s`, `5m`.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    timeout: Duration,
+}
+
+/// Parses `300ms`, `90s`, `5m`, `1h` (a bare number is seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 90s or 5m"))?;
+    let seconds = match unit {
+        "ms" => return Ok(Duration::from_millis(n)),
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
+    };
+    Ok(Duration::from_secs(seconds))
+}
+
+impl Args {
+    fn values(&self) -> anyhow::Result<Values> {
+        validate_name("--namespace", &self.namespace)?;
+        if !self.shard_key.is_empty() {
+            validate_name("--shard-key", &self.shard_key)?;
+        }
+        let mut values = Values::defaults(self.version.trim_start_matches('v'));
+        values.namespace = self.namespace.clone();
+        if let Some(image) = &self.image {
+            values.image = image.clone();
+        }
+        values.replicas = self.replicas;
+        values.shard_key = self.shard_key.clone();
+        values.deployer = !self.no_deployer;
+        Ok(values)
+    }
+}
+
+/// A DNS label, as namespaces and the names built from a shard key must be.
+fn validate_name(flag: &str, value: &str) -> anyhow::Result<()> {
+    let ok = !value.is_empty()
+        && value.len() <= 63
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !value.starts_with('-')
+        && !value.ends_with('-');
+    anyhow::ensure!(
+        ok,
+        "{flag} {value:?} is not a valid name: lower-case letters, digits and '-', at most 63"
+    );
+    Ok(())
+}
+
+/// Runs `install`; the exit code is 0 on success.
+pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
+    let values = args.values()?;
+    let objects = manifests::render(&values)?;
+    if args.export || args.dry_run == Some(DryRun::Client) {
+        out.write_all(manifests::to_yaml(&objects)?.as_bytes())?;
+        return Ok(());
+    }
+    let (client, url, server_version) = args.cluster.connect().await?;
+    let minor = minor_version(&server_version).with_context(|| {
+        format!("the API server at {url} reports a version we cannot read: {server_version}")
+    })?;
+    anyhow::ensure!(
+        minor >= MIN_MINOR,
+        "the API server at {url} runs Kubernetes {server_version}; sveltos-events needs 1.{MIN_MINOR} or later"
+    );
+    let objects = if minor < CEL_MINOR {
+        writeln!(
+            out,
+            "note: Kubernetes {server_version} does not know CRD validation rules (CEL, \
+             1.{CEL_MINOR}+): they are left out, so this server will not enforce them"
+        )?;
+        objects.into_iter().map(without_cel_rules).collect()
+    } else {
+        objects
+    };
+    let dry_run = args.dry_run == Some(DryRun::Server);
+    let suffix = if dry_run { " (server dry run)" } else { "" };
+    writeln!(
+        out,
+        "installing sveltos-events {} into {url} (Kubernetes {server_version}), namespace {}{suffix}",
+        values.version, values.namespace
+    )?;
+    let mut applier = Applier::new(client.clone(), dry_run);
+    let mut counts = [0usize; 3];
+    // A server dry run cannot check what goes into a namespace that does not exist yet (a
+    // real server answers NotFound): those objects are named, not checked.
+    let mut absent_namespaces = std::collections::BTreeSet::new();
+    for object in &objects {
+        if let Some(ns) = object["metadata"]["namespace"].as_str()
+            && absent_namespaces.contains(ns)
+        {
+            writeln!(
+                out,
+                "{} not checked: namespace {ns} does not exist yet{suffix}",
+                apply::describe(object)
+            )?;
+            continue;
+        }
+        let outcome = applier.apply(object).await?;
+        if dry_run && outcome == Outcome::Created && object["kind"] == "Namespace" {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            absent_namespaces.insert(name.to_owned());
+        }
+        counts[outcome as usize] += 1;
+        writeln!(
+            out,
+            "{} {}{suffix}",
+            apply::describe(object),
+            outcome.word()
+        )?;
+        // Later objects may be custom resources of this CRD: wait for it to be served.
+        if !dry_run
+            && outcome != Outcome::Unchanged
+            && object["kind"] == "CustomResourceDefinition"
+            && args.wait
+        {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            apply::crd_established(&client, name, args.timeout).await?;
+        }
+    }
+    let [created, configured, unchanged] = counts;
+    if dry_run {
+        writeln!(
+            out,
+            "dry run: every object was accepted; nothing was changed"
+        )?;
+        return Ok(());
+    }
+    if created + configured == 0 {
+        writeln!(
+            out,
+            "nothing to change: sveltos-events {} is installed as asked",
+            values.version
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{created} created, {configured} configured, {unchanged} unchanged"
+        )?;
+    }
+    if args.wait {
+        for name in [manifests::MANAGER, manifests::AGENT] {
+            writeln!(
+                out,
+                "waiting for deployment {}/{name} to be available...",
+                values.namespace
+            )?;
+            out.flush()?;
+            apply::deployment_available(&client, &values.namespace, name, args.timeout).await?;
+            writeln!(out, "deployment {}/{name} is available", values.namespace)?;
+        }
+        writeln!(
+            out,
+            "sveltos-events {} is installed and running",
+            values.version
+        )?;
+    } else {
+        writeln!(
+            out,
+            "not waiting for the controllers (--wait=false); `kubectl sveltos-events check` tells when they are ready"
+        )?;
+    }
+    Ok(())
+}
+
+/// The minor version of `v1.20.2`, `v1.28.3-gke.100`, `v1.30+`...
+pub fn minor_version(git_version: &str) -> Option<u32> {
+    let mut parts = git_version.trim_start_matches('v').split('.');
+    let _major = parts.next()?;
+    let minor: String = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    minor.parse().ok()
+}
+
+/// The object without any `x-kubernetes-validations` (for servers before 1.25).
+fn without_cel_rules(mut object: serde_json::Value) -> serde_json::Value {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                map.remove("x-kubernetes-validations");
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    if object["kind"] == "CustomResourceDefinition" {
+        strip(&mut object);
+    }
+    object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_durations_read_as_kubectl_writes_them() {
+        assert_eq!(minor_version("v1.20.2"), Some(20));
+        assert_eq!(minor_version("v1.28.3-gke.100"), Some(28));
+        assert_eq!(minor_version("v1.30+"), Some(30));
+        assert_eq!(minor_version("garbage"), None);
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("5 minutes").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn names_are_dns_labels() {
+        assert!(validate_name("-n", "projectsveltos").is_ok());
+        assert!(validate_name("-n", "Bad").is_err());
+        assert!(validate_name("-n", "a b").is_err());
+        assert!(validate_name("-n", "-x").is_err());
+        assert!(validate_name("-n", &"a".repeat(64)).is_err());
+    }
+
+    #[test]
+    fn old_servers_get_crds_without_cel_rules_and_nothing_else_changes() {
+        let objects = manifests::render(&Values::defaults("1.0.0")).unwrap();
+        let text = |o: &serde_json::Value| o.to_string();
+        assert!(
+            objects
+                .iter()
+                .any(|o| text(o).contains("x-kubernetes-validations"))
+        );
+        for object in objects {
+            let stripped = without_cel_rules(object.clone());
+            assert!(!text(&stripped).contains("x-kubernetes-validations"));
+            if object["kind"] != "CustomResourceDefinition" {
+                assert_eq!(stripped, object);
+            }
+        }
+    }
+}

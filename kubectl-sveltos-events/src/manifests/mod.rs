@@ -1,0 +1,257 @@
+//! The install manifests: every CRD of `api/crds` and the controllers (namespaces, service
+//! accounts, least-privilege RBAC, Deployments, the webhook Service), rendered from
+//! `controllers.yaml` with minijinja. `install` applies them; `install --export` prints them.
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// The template of everything but the CRDs.
+const CONTROLLERS: &str = include_str!("controllers.yaml");
+
+/// The plugin's version, which is also the default version of the controllers it installs.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where the controllers' image is published; `--image` overrides it.
+pub const IMAGE_REPOSITORY: &str = "ghcr.io/sveltos-events/sveltos-events";
+
+/// The manager's container command, its Service and ServiceAccount.
+pub const MANAGER: &str = "sveltos-events-manager";
+/// The agent's container command and ServiceAccount.
+pub const AGENT: &str = "sveltos-events-agent";
+
+/// The Secret holding the conversion webhook's CA and serving certificate.
+pub const WEBHOOK_SECRET: &str = "sveltos-events-webhook-tls";
+
+/// Labels on every object install writes; `uninstall` finds them by the first two.
+pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "sveltos-events");
+/// See [`PART_OF`].
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kubectl-sveltos-events");
+
+/// What the manifests are rendered with (install's flags).
+#[derive(Debug, Clone)]
+pub struct Values {
+    /// Namespace of the controllers, their Service, Lease and webhook Secret.
+    pub namespace: String,
+    /// The controllers' image.
+    pub image: String,
+    /// The version recorded in `app.kubernetes.io/version`.
+    pub version: String,
+    /// Replicas of the manager (leader election keeps one acting).
+    pub replicas: u32,
+    /// The shard the manager handles (`--shard-key`); empty for the default shard.
+    pub shard_key: String,
+    /// Whether the manager deploys ClusterProfiles itself (else Sveltos' addon-controller).
+    pub deployer: bool,
+}
+
+impl Values {
+    /// The values for `version` with every other flag at its default.
+    pub fn defaults(version: &str) -> Self {
+        Values {
+            namespace: api::labels::SVELTOS_NAMESPACE.to_owned(),
+            image: format!("{IMAGE_REPOSITORY}:v{version}"),
+            version: version.to_owned(),
+            replicas: 1,
+            shard_key: String::new(),
+            deployer: true,
+        }
+    }
+
+    /// The manager's leader Lease (one per shard).
+    pub fn lease(&self) -> String {
+        match self.shard_key.as_str() {
+            "" => MANAGER.to_owned(),
+            shard => format!("{MANAGER}-{shard}"),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Controller {
+    name: &'static str,
+    container: &'static str,
+    command: String,
+    args: Vec<String>,
+    replicas: u32,
+    recreate: bool,
+    ports: Value,
+}
+
+#[derive(Serialize)]
+struct Binding {
+    name: &'static str,
+    account: &'static str,
+}
+
+#[derive(Serialize)]
+struct RoleBinding {
+    name: &'static str,
+    binding: String,
+    namespace: String,
+    accounts: Vec<&'static str>,
+}
+
+/// Every object to install, in apply order: CRDs, then namespaces, accounts, RBAC, Service and
+/// Deployments.
+pub fn render(values: &Values) -> anyhow::Result<Vec<Value>> {
+    let mut objects = crds(&values.namespace)?;
+    objects.extend(controllers(values)?);
+    Ok(objects)
+}
+
+/// The CRDs, their conversion webhook pointing at the manager's Service in `namespace`.
+pub fn crds(namespace: &str) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for crd in api::crd::all().context("generating the CRDs")? {
+        let mut crd = serde_json::to_value(&crd).context("encoding a CRD")?;
+        if let Some(service) = crd.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
+            service["namespace"] = json!(namespace);
+        }
+        label(&mut crd, values_labels());
+        out.push(crd);
+    }
+    Ok(out)
+}
+
+/// The names of the CRDs converted by the manager's webhook.
+pub fn converted_crds() -> anyhow::Result<Vec<String>> {
+    Ok(api::crd::all()
+        .context("generating the CRDs")?
+        .into_iter()
+        .filter(|crd| {
+            crd.spec
+                .conversion
+                .as_ref()
+                .is_some_and(|c| c.strategy == "Webhook")
+        })
+        .filter_map(|crd| crd.metadata.name)
+        .collect())
+}
+
+fn values_labels() -> [(&'static str, &'static str); 2] {
+    [PART_OF, MANAGED_BY]
+}
+
+fn label(object: &mut Value, labels: [(&str, &str); 2]) {
+    let metadata = &mut object["metadata"];
+    if !metadata["labels"].is_object() {
+        metadata["labels"] = json!({});
+    }
+    for (key, value) in labels {
+        metadata["labels"][key] = json!(value);
+    }
+}
+
+fn controllers(values: &Values) -> anyhow::Result<Vec<Value>> {
+    let sveltos_namespace = api::labels::SVELTOS_NAMESPACE;
+    let mut manager_args = vec![
+        "--json-logs".to_owned(),
+        "--http-addr=0.0.0.0:8080".to_owned(),
+        "--webhook-addr=0.0.0.0:9443".to_owned(),
+    ];
+    if !values.shard_key.is_empty() {
+        manager_args.push(format!("--shard-key={}", values.shard_key));
+    }
+    if !values.deployer {
+        manager_args.push("--no-deployer".to_owned());
+    }
+    let http_port = |port: u16| json!({"name": "http", "containerPort": port});
+    let controllers = vec![
+        Controller {
+            name: MANAGER,
+            container: "manager",
+            command: format!("/{MANAGER}"),
+            args: manager_args,
+            replicas: values.replicas,
+            recreate: false,
+            ports: json!([http_port(8080), {"name": "webhook", "containerPort": 9443}]),
+        },
+        Controller {
+            name: AGENT,
+            container: "agent",
+            command: format!("/{AGENT}"),
+            args: vec![
+                "--mode=hub".to_owned(),
+                "--http-addr=0.0.0.0:8081".to_owned(),
+            ],
+            replicas: 1,
+            recreate: true,
+            ports: json!([http_port(8081)]),
+        },
+    ];
+    let mut cluster_roles = vec![
+        Binding {
+            name: MANAGER,
+            account: MANAGER,
+        },
+        Binding {
+            name: AGENT,
+            account: AGENT,
+        },
+    ];
+    if values.deployer {
+        cluster_roles.push(Binding {
+            name: "sveltos-events-deployer",
+            account: MANAGER,
+        });
+    }
+    let roles = vec![
+        RoleBinding {
+            name: MANAGER,
+            binding: MANAGER.to_owned(),
+            namespace: values.namespace.clone(),
+            accounts: vec![MANAGER],
+        },
+        RoleBinding {
+            name: "sveltos-events-manager-generated",
+            binding: "sveltos-events-manager-generated".to_owned(),
+            namespace: sveltos_namespace.to_owned(),
+            accounts: vec![MANAGER],
+        },
+        RoleBinding {
+            name: "sveltos-events-events",
+            binding: "sveltos-events-events".to_owned(),
+            namespace: "default".to_owned(),
+            accounts: vec![MANAGER, AGENT],
+        },
+    ];
+    let converted_crds = converted_crds()?;
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.add_template("controllers.yaml", CONTROLLERS)
+        .context("parsing the controllers' template")?;
+    let text = env
+        .get_template("controllers.yaml")
+        .and_then(|t| {
+            t.render(minijinja::Value::from(minijinja::value::Serde(json!({
+                "namespace": values.namespace,
+                "sveltos_namespace": sveltos_namespace,
+                "image": values.image,
+                "version": values.version,
+                "lease": values.lease(),
+                "webhook_secret": WEBHOOK_SECRET,
+                "converted_crds": converted_crds,
+                "deployer": values.deployer,
+                "controllers": controllers,
+                "cluster_roles": cluster_roles,
+                "roles": roles,
+            }))))
+        })
+        .context("rendering the controllers' template")?;
+    let objects = api::load::documents(&text).context("reading the rendered manifests")?;
+    Ok(objects.into_iter().filter(|o| !o.is_null()).collect())
+}
+
+/// The objects as one multi-document YAML stream, as `kubectl apply -f -` takes it.
+pub fn to_yaml(objects: &[Value]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    for object in objects {
+        out.push_str("---\n");
+        out.push_str(&serde_saphyr::to_string(object).context("writing YAML")?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;
