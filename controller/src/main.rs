@@ -17,9 +17,21 @@ struct Args {
     /// Do not deploy ClusterProfiles: leave that to an installed Sveltos addon-controller.
     #[arg(long)]
     no_deployer: bool,
-    /// Address of /healthz, /readyz, /metrics and the /convert webhook.
+    /// Address of /healthz, /readyz, /metrics (and of /convert over plain HTTP, for local
+    /// runs).
     #[arg(long, default_value = "0.0.0.0:8080")]
     http_addr: std::net::SocketAddr,
+    /// Serve the conversion webhook (/convert) over HTTPS on this address, with a CA and
+    /// certificate kept in --webhook-secret and the CA bundle written into the CRDs (API
+    /// servers call webhooks over HTTPS only).
+    #[arg(long)]
+    webhook_addr: Option<std::net::SocketAddr>,
+    /// The Secret keeping the webhook's CA and certificate, in --namespace.
+    #[arg(long, default_value = "sveltos-events-webhook-tls")]
+    webhook_secret: String,
+    /// Namespace of the manager: its leader Lease, its webhook Service and Secret.
+    #[arg(long, env = "POD_NAMESPACE", default_value = api::labels::SVELTOS_NAMESPACE)]
+    namespace: String,
     /// Run without leader election (only safe with a single replica).
     #[arg(long)]
     no_leader_election: bool,
@@ -67,6 +79,27 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", args.http_addr))?;
     let router = sveltos_events_controller::serve::router(telemetry.clone());
     let http = async move { axum::serve(listener, router).await };
+    let webhook = async {
+        let Some(addr) = args.webhook_addr else {
+            return std::future::pending().await;
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening on {addr}"))?;
+        let webhook = sveltos_events_controller::webhook::Webhook {
+            namespace: args.namespace.clone(),
+            service: api::crd::CONVERSION_SERVICE.to_owned(),
+            secret: args.webhook_secret.clone(),
+        };
+        webhook
+            .serve(
+                client.clone(),
+                listener,
+                sveltos_events_controller::serve::webhook_router(),
+            )
+            .await
+            .context("the conversion webhook stopped")
+    };
     let shutdown = async {
         sveltos_events_controller::serve::termination().await;
         tracing::info!("shutting down");
@@ -86,7 +119,7 @@ async fn main() -> anyhow::Result<()> {
             .unwrap_or_else(|| format!("manager-{}", std::process::id()));
         sveltos_events_controller::leader::Elector::new(
             client.clone(),
-            api::labels::SVELTOS_NAMESPACE,
+            &args.namespace,
             &lease,
             &identity,
         )
@@ -94,12 +127,9 @@ async fn main() -> anyhow::Result<()> {
     let lead = async {
         if let Some(elector) = &elector {
             // The Lease lives in Sveltos' namespace, which may not exist yet.
-            sveltos_events_controller::manager::ensure_namespace(
-                &client,
-                api::labels::SVELTOS_NAMESPACE,
-            )
-            .await
-            .context("creating the projectsveltos namespace")?;
+            sveltos_events_controller::manager::ensure_namespace(&client, &args.namespace)
+                .await
+                .context("creating the projectsveltos namespace")?;
             tracing::info!("waiting to become the leader");
             elector.acquire().await;
             tracing::info!("leading");
@@ -142,6 +172,7 @@ async fn main() -> anyhow::Result<()> {
     tokio::select! {
         () = shutdown => Ok(()),
         result = http => result.context("the HTTP endpoints stopped"),
+        result = webhook => result,
         result = lead => result,
     }
 }

@@ -1,8 +1,8 @@
 //! The manager's HTTP endpoints: `/healthz`, `/readyz` (once every running controller's
 //! caches are filled; a standby replica waiting for the leader Lease runs none and is ready,
 //! so rolling updates proceed), `/metrics` (Prometheus text) and `/convert` (the CRDs' conversion webhook, which
-//! answers ConversionReviews; TLS, which API servers require of webhooks, is left to the
-//! Service in front of it).
+//! answers ConversionReviews; `webhook.rs` serves it over HTTPS, which API servers require of
+//! webhooks).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -127,6 +127,11 @@ pub fn router(telemetry: Arc<Telemetry>) -> Router {
         .route("/metrics", get(metrics))
         .route("/convert", post(convert))
         .with_state(telemetry)
+}
+
+/// The conversion webhook alone, for its HTTPS listener.
+pub fn webhook_router() -> Router {
+    Router::new().route("/convert", post(convert))
 }
 
 /// Completes on SIGINT or SIGTERM (what Kubernetes sends a stopping pod).
