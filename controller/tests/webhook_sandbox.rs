@@ -6,13 +6,11 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use rustls_pki_types::{CertificateDer, ServerName, pem::PemObject};
+use rustls_pki_types::ServerName;
 use serde_json::{Value, json};
 use sveltos_events_controller::webhook::Webhook;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -38,20 +36,10 @@ async fn replica(client: &kube::Client) -> std::net::SocketAddr {
 /// POSTs a ConversionReview to `addr` as the API server does: TLS to the Service's DNS name,
 /// trusting only the CRD's caBundle.
 async fn convert(addr: std::net::SocketAddr, ca_bundle: &[u8], review: &Value) -> Value {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca_bundle) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let config = tls::client_config(std::str::from_utf8(ca_bundle).unwrap()).unwrap();
     let host = "sveltos-events-manager.projectsveltos.svc";
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+    let mut tls = tokio_rustls::TlsConnector::from(config)
         .connect(ServerName::try_from(host).unwrap(), tcp)
         .await
         .unwrap();

@@ -9,7 +9,7 @@ mod authority;
 mod listener;
 
 pub use authority::{Authority, Issued};
-pub use listener::{CertSlot, TlsListener, server_config};
+pub use listener::{CertSlot, TlsListener, client_config, server_config};
 /// The server configuration [`server_config`] makes.
 pub use rustls::ServerConfig;
 

@@ -93,6 +93,22 @@ pub fn server_config(slot: CertSlot) -> Result<Arc<rustls::ServerConfig>> {
     Ok(Arc::new(config))
 }
 
+/// A rustls client configuration trusting only the CA certificates in `roots_pem` (a
+/// kubeconfig's `certificate-authority-data` or a webhook's `caBundle`): what a client of
+/// these servers needs, e.g. to probe the conversion webhook as an API server does.
+pub fn client_config(roots_pem: &str) -> Result<Arc<rustls::ClientConfig>> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in certificates(roots_pem)? {
+        roots.add(cert)?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
 /// A listener for `axum::serve` that hands out TLS connections. Handshakes run in their own
 /// tasks, so a slow or silent client never holds up the others; a failed handshake is logged
 /// and dropped. `TCP_NODELAY` is set on every connection, as Go servers do: without it an

@@ -3,9 +3,8 @@
 #![allow(clippy::unwrap_used)] // test code
 
 use rustls_pki_types::ServerName;
-use std::sync::Arc;
 use std::time::Duration;
-use sveltos_events_tls::{Authority, CertSlot, TlsListener, server_config};
+use sveltos_events_tls::{Authority, CertSlot, TlsListener, client_config, server_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -27,22 +26,10 @@ async fn serve(slot: CertSlot) -> std::net::SocketAddr {
 
 /// GET /healthz over TLS trusting `ca`, connecting by `host` (an IP address or a name).
 async fn get(addr: std::net::SocketAddr, ca: &Authority, host: &str) -> Result<String, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(rustls_pki_types::CertificateDer::from(
-            ca.cert_der().to_vec(),
-        ))
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let config = client_config(ca.cert_pem()).unwrap();
     let tcp = TcpStream::connect(addr).await.unwrap();
     let name = ServerName::try_from(host.to_owned()).unwrap();
-    let mut tls = TlsConnector::from(Arc::new(config))
+    let mut tls = TlsConnector::from(config)
         .connect(name, tcp)
         .await
         .map_err(|e| e.to_string())?;
