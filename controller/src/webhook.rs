@@ -226,7 +226,9 @@ impl Webhook {
         let kept = self.ensure(&client).await?;
         let slot = CertSlot::new(&kept.serving.cert_pem, &kept.serving.key_pem)?;
         let listener = tls::TlsListener::new(listener, tls::server_config(slot.clone())?)?;
-        tracing::info!(addr = ?listener_addr(&listener), "serving the conversion webhook over HTTPS");
+        if let Ok(addr) = axum::serve::Listener::local_addr(&listener) {
+            tracing::info!(%addr, "serving the conversion webhook over HTTPS");
+        }
         let bundle = kept.ca.cert_pem().to_owned();
         let serve = async { axum::serve(listener, router).await.map_err(Error::Io) };
         let renew = self.renew(&client, &slot, kept.serving.not_after);
@@ -266,10 +268,6 @@ impl Webhook {
             }
         }
     }
-}
-
-fn listener_addr(listener: &tls::TlsListener) -> Option<std::net::SocketAddr> {
-    axum::serve::Listener::local_addr(listener).ok()
 }
 
 /// Whether a certificate ending at `not_after` has a third of `validity` or less left.
