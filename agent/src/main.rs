@@ -49,18 +49,9 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let config = match &args.kubeconfig {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            sveltos_events_agent::hub::connect::config_from_kubeconfig(&text)
-                .await
-                .with_context(|| format!("loading kubeconfig {}", path.display()))?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("finding the cluster to run in")?,
-    };
+    let config = sveltos_events_agent::hub::connect::load_config(args.kubeconfig.as_deref(), None)
+        .await
+        .context("finding the cluster to run in")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
     let listener = tokio::net::TcpListener::bind(args.http_addr)
         .await

@@ -23,6 +23,14 @@ pub struct Elector {
     renew: Duration,
 }
 
+/// The manager's leader Lease: one per shard (`--shard-key`), so shards lead apart.
+pub fn lease_name(shard: &str) -> String {
+    match shard {
+        "" => "sveltos-events-manager".to_owned(),
+        shard => format!("sveltos-events-manager-{shard}"),
+    }
+}
+
 fn now() -> MicroTime {
     MicroTime(k8s_openapi::jiff::Timestamp::now())
 }

@@ -27,7 +27,7 @@ struct Args {
     #[arg(long)]
     webhook_addr: Option<std::net::SocketAddr>,
     /// The Secret keeping the webhook's CA and certificate, in --namespace.
-    #[arg(long, default_value = "sveltos-events-webhook-tls")]
+    #[arg(long, default_value = sveltos_events_controller::webhook::SECRET)]
     webhook_secret: String,
     /// Namespace of the manager: its leader Lease, its webhook Service and Secret.
     #[arg(long, env = "POD_NAMESPACE", default_value = api::labels::SVELTOS_NAMESPACE)]
@@ -60,18 +60,9 @@ async fn main() -> anyhow::Result<()> {
     } else {
         logs.init();
     }
-    let config = match &args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                .await
-                .context("loading the kubeconfig")?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("finding the management cluster")?,
-    };
+    let config = agent::hub::connect::load_config(args.kubeconfig.as_deref(), None)
+        .await
+        .context("finding the management cluster")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
     let telemetry = sveltos_events_controller::serve::Telemetry::new();
     let listener = tokio::net::TcpListener::bind(args.http_addr)
@@ -108,10 +99,7 @@ async fn main() -> anyhow::Result<()> {
         shard: args.shard_key.clone(),
     };
     // One leader per shard.
-    let lease = match args.shard_key.as_str() {
-        "" => "sveltos-events-manager".to_owned(),
-        shard => format!("sveltos-events-manager-{shard}"),
-    };
+    let lease = sveltos_events_controller::leader::lease_name(&args.shard_key);
     let elector = (!args.no_leader_election).then(|| {
         let identity = args
             .identity

@@ -15,6 +15,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 use tls::{Authority, CertSlot, Issued};
 
+/// The default name of the Secret keeping the webhook's CA and certificate.
+pub const SECRET: &str = "sveltos-events-webhook-tls";
+
 /// The CA's lifetime: it is not rotated (its bundle is in every CRD); ten years.
 const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 86_400);
 /// The serving certificate's lifetime; it is renewed when a third of it is left.
@@ -47,12 +50,15 @@ pub enum Error {
     /// The Secret exists but is not one this webhook wrote.
     #[error("Secret {0} does not hold a CA and a certificate ({1}); delete it to start anew")]
     Malformed(String, String),
+    /// Other writers changed the Secret every time it was about to be written.
+    #[error("Secret {0} kept changing under five attempts to write it")]
+    Contended(String),
     /// Listening failed.
     #[error("serving the webhook: {0}")]
     Io(#[from] std::io::Error),
 }
 
-fn kube(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
+fn failed(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
     let what = what.into();
     move |source| Error::Kube { what, source }
 }
@@ -101,7 +107,7 @@ impl Webhook {
             let found = api
                 .get_opt(&self.secret)
                 .await
-                .map_err(kube(format!("reading Secret {}", self.secret_name())))?;
+                .map_err(failed(format!("reading Secret {}", self.secret_name())))?;
             let Some(secret) = found else {
                 let ca = Authority::generate(CA_NAME, CA_VALIDITY)?;
                 let serving = ca.issue_server(&self.dns_names(), CERT_VALIDITY)?;
@@ -117,7 +123,7 @@ impl Webhook {
                     }
                     Err(kube::Error::Api(e)) if e.code == 409 => continue,
                     Err(e) => {
-                        return Err(kube(format!("creating Secret {}", self.secret_name()))(e));
+                        return Err(failed(format!("creating Secret {}", self.secret_name()))(e));
                     }
                 }
             };
@@ -136,13 +142,10 @@ impl Webhook {
                     return Ok(Kept { serving, ..kept });
                 }
                 Err(kube::Error::Api(e)) if e.code == 409 => continue,
-                Err(e) => return Err(kube(format!("renewing Secret {}", self.secret_name()))(e)),
+                Err(e) => return Err(failed(format!("renewing Secret {}", self.secret_name()))(e)),
             }
         }
-        Err(Error::Malformed(
-            self.secret_name(),
-            "it kept changing under five attempts to read it".into(),
-        ))
+        Err(Error::Contended(self.secret_name()))
     }
 
     fn read(&self, secret: &Secret) -> Result<Kept, Error> {

@@ -2,7 +2,6 @@
 //! make.
 
 use anyhow::Context;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// `--kubeconfig` and `--context`, as kubectl takes them (`$KUBECONFIG` and `~/.kube/config`
 /// otherwise, or the in-cluster account inside a pod).
@@ -19,25 +18,10 @@ pub struct ClusterArgs {
 impl ClusterArgs {
     /// The client configuration these flags name.
     pub async fn config(&self) -> anyhow::Result<kube::Config> {
-        let options = KubeConfigOptions {
-            context: self.context.clone(),
-            ..Default::default()
-        };
-        match &self.kubeconfig {
-            Some(path) => {
-                let kubeconfig = Kubeconfig::read_from(path)
-                    .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-                kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                    .await
-                    .with_context(|| format!("loading kubeconfig {}", path.display()))
-            }
-            None if self.context.is_some() => kube::Config::from_kubeconfig(&options)
-                .await
-                .context("loading the kubeconfig ($KUBECONFIG or ~/.kube/config)"),
-            None => kube::Config::infer()
-                .await
-                .context("finding the cluster ($KUBECONFIG, ~/.kube/config or in-cluster)"),
-        }
+        Ok(
+            agent::hub::connect::load_config(self.kubeconfig.as_deref(), self.context.as_deref())
+                .await?,
+        )
     }
 
     /// A client of the management cluster, checked by asking its version: returns the client,

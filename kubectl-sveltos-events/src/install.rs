@@ -107,15 +107,8 @@ impl Args {
 
 /// A DNS label, as namespaces and the names built from a shard key must be.
 fn validate_name(flag: &str, value: &str) -> anyhow::Result<()> {
-    let ok = !value.is_empty()
-        && value.len() <= 63
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !value.starts_with('-')
-        && !value.ends_with('-');
     anyhow::ensure!(
-        ok,
+        sandbox::meta::is_dns1123_label(value),
         "{flag} {value:?} is not a valid name: lower-case letters, digits and '-', at most 63"
     );
     Ok(())

@@ -9,8 +9,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
-/// Field manager of the plugin's writes.
-const FIELD_MANAGER: &str = "kubectl-sveltos-events";
+use crate::apply::FIELD_MANAGER;
 
 /// Installs (or updates) every sveltos-events CRD.
 pub async fn install_crds(mgmt: &Client) -> anyhow::Result<()> {

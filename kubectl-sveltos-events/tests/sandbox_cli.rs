@@ -1,6 +1,8 @@
 //! `kubectl-sveltos_events sandbox`: kubeconfigs, READY, and exit 0 on SIGTERM.
 #![allow(clippy::unwrap_used)] // test code
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,17 +32,7 @@ fn sandbox_writes_kubeconfigs_and_exits_cleanly_on_sigterm() {
         assert!(kc.contains("certificate-authority-data: "), "{kc}");
         assert!(kc.contains(&format!("current-context: {name}")));
         // kubectl verifies the server's certificate against the kubeconfig's CA, by IP SAN.
-        let out = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(dir.join(format!("{name}.kubeconfig")))
-            .args(["get", "--raw", "/version"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::kubectl(&dir, name, &["get", "--raw", "/version"]);
     }
     assert!(!dir.join("cluster-2.kubeconfig").exists());
     let status = Command::new("kill")

@@ -54,7 +54,7 @@ impl Authority {
     /// A new CA named `common_name`, valid for `valid_for` from now.
     pub fn generate(common_name: &str, valid_for: Duration) -> Result<Self> {
         let key = KeyPair::generate()?;
-        let (params, not_after) = Self::params(common_name, valid_for)?;
+        let (params, not_after) = Self::params(common_name, valid_for);
         let cert = params.self_signed(&key)?;
         Ok(Authority {
             common_name: common_name.to_owned(),
@@ -89,7 +89,7 @@ impl Authority {
         })
     }
 
-    fn params(common_name: &str, valid_for: Duration) -> Result<(CertificateParams, SystemTime)> {
+    fn params(common_name: &str, valid_for: Duration) -> (CertificateParams, SystemTime) {
         let mut params = CertificateParams::default();
         params.distinguished_name = rcgen::DistinguishedName::new();
         params
@@ -102,7 +102,7 @@ impl Authority {
             KeyUsagePurpose::DigitalSignature,
         ];
         let not_after = validity(&mut params, valid_for);
-        Ok((params, not_after))
+        (params, not_after)
     }
 
     /// The CA certificate, PEM: what a kubeconfig's `certificate-authority-data` or a
@@ -143,7 +143,7 @@ impl Authority {
         params.use_authority_key_identifier_extension = true;
         let not_after = validity(&mut params, valid_for);
         let key = KeyPair::generate()?;
-        let (ca_params, _) = Self::params(&self.common_name, Duration::ZERO)?;
+        let (ca_params, _) = Self::params(&self.common_name, Duration::ZERO);
         let issuer = Issuer::new(ca_params, &self.key);
         let cert = params.signed_by(&key, &issuer)?;
         Ok(Issued {

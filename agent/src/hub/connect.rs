@@ -216,6 +216,55 @@ impl Registration {
     }
 }
 
+/// Why [`load_config`] found no cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadConfigError {
+    /// The named kubeconfig file could not be read or used.
+    #[error("reading kubeconfig {path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// What was wrong with it.
+        source: kube::config::KubeconfigError,
+    },
+    /// `$KUBECONFIG` or `~/.kube/config` could not be read or lacks the context.
+    #[error("loading the kubeconfig ($KUBECONFIG or ~/.kube/config): {0}")]
+    Default(kube::config::KubeconfigError),
+    /// Neither a kubeconfig nor an in-cluster account was found.
+    #[error("finding the cluster ($KUBECONFIG, ~/.kube/config or in-cluster): {0}")]
+    Infer(kube::config::InferConfigError),
+}
+
+/// The cluster a process is pointed at, as kubectl finds it: the kubeconfig file `path`
+/// (its `context`, else its current one); without a file, `$KUBECONFIG` or `~/.kube/config`
+/// when a context is named, else kube's inference (`$KUBECONFIG`, `~/.kube/config`, then the
+/// in-cluster ServiceAccount).
+pub async fn load_config(
+    path: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Result<Config, LoadConfigError> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    match path {
+        Some(path) => {
+            let file = |source| LoadConfigError::File {
+                path: path.display().to_string(),
+                source,
+            };
+            let kubeconfig = Kubeconfig::read_from(path).map_err(file)?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(file)
+        }
+        None if context.is_some() => Config::from_kubeconfig(&options)
+            .await
+            .map_err(LoadConfigError::Default),
+        None => Config::infer().await.map_err(LoadConfigError::Infer),
+    }
+}
+
 /// The client configuration a kubeconfig document describes (its current context).
 pub async fn config_from_kubeconfig(text: &str) -> Result<Config, kube::config::KubeconfigError> {
     let kubeconfig = Kubeconfig::from_yaml(text)?;

@@ -15,13 +15,11 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Where the controllers' image is published; `--image` overrides it.
 pub const IMAGE_REPOSITORY: &str = "ghcr.io/sveltos-events/sveltos-events";
 
-/// The manager's container command, its Service and ServiceAccount.
-pub const MANAGER: &str = "sveltos-events-manager";
+/// The manager's container command, Deployment, ServiceAccount and Service (the one the
+/// CRDs' conversion webhook names).
+pub const MANAGER: &str = api::crd::CONVERSION_SERVICE;
 /// The agent's container command and ServiceAccount.
 pub const AGENT: &str = "sveltos-events-agent";
-
-/// The Secret holding the conversion webhook's CA and serving certificate.
-pub const WEBHOOK_SECRET: &str = "sveltos-events-webhook-tls";
 
 /// Labels on every object install writes; `uninstall` finds them by the first two.
 pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "sveltos-events");
@@ -57,21 +55,12 @@ impl Values {
             deployer: true,
         }
     }
-
-    /// The manager's leader Lease (one per shard).
-    pub fn lease(&self) -> String {
-        match self.shard_key.as_str() {
-            "" => MANAGER.to_owned(),
-            shard => format!("{MANAGER}-{shard}"),
-        }
-    }
 }
 
 #[derive(Serialize)]
 struct Controller {
     name: &'static str,
     container: &'static str,
-    command: String,
     args: Vec<String>,
     replicas: u32,
     recreate: bool,
@@ -87,7 +76,6 @@ struct Binding {
 #[derive(Serialize)]
 struct RoleBinding {
     name: &'static str,
-    binding: String,
     namespace: String,
     accounts: Vec<&'static str>,
 }
@@ -95,55 +83,38 @@ struct RoleBinding {
 /// Every object to install, in apply order: CRDs, then namespaces, accounts, RBAC, Service and
 /// Deployments.
 pub fn render(values: &Values) -> anyhow::Result<Vec<Value>> {
-    let mut objects = crds(&values.namespace)?;
-    objects.extend(controllers(values)?);
-    Ok(objects)
-}
-
-/// The CRDs, their conversion webhook pointing at the manager's Service in `namespace`.
-pub fn crds(namespace: &str) -> anyhow::Result<Vec<Value>> {
-    let mut out = Vec::new();
-    for crd in api::crd::all().context("generating the CRDs")? {
-        let mut crd = serde_json::to_value(&crd).context("encoding a CRD")?;
-        if let Some(service) = crd.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
-            service["namespace"] = json!(namespace);
-        }
-        label(&mut crd, values_labels());
-        out.push(crd);
-    }
-    Ok(out)
-}
-
-/// The names of the CRDs converted by the manager's webhook.
-pub fn converted_crds() -> anyhow::Result<Vec<String>> {
-    Ok(api::crd::all()
-        .context("generating the CRDs")?
-        .into_iter()
+    let crds = api::crd::all().context("generating the CRDs")?;
+    // The CRDs the manager's webhook converts: it may write their CA bundle, and only theirs.
+    let converted: Vec<String> = crds
+        .iter()
         .filter(|crd| {
             crd.spec
                 .conversion
                 .as_ref()
                 .is_some_and(|c| c.strategy == "Webhook")
         })
-        .filter_map(|crd| crd.metadata.name)
-        .collect())
-}
-
-fn values_labels() -> [(&'static str, &'static str); 2] {
-    [PART_OF, MANAGED_BY]
-}
-
-fn label(object: &mut Value, labels: [(&str, &str); 2]) {
-    let metadata = &mut object["metadata"];
-    if !metadata["labels"].is_object() {
-        metadata["labels"] = json!({});
+        .filter_map(|crd| crd.metadata.name.clone())
+        .collect();
+    let mut objects = Vec::new();
+    for crd in crds {
+        let mut crd = serde_json::to_value(&crd).context("encoding a CRD")?;
+        if let Some(service) = crd.pointer_mut("/spec/conversion/webhook/clientConfig/service") {
+            service["namespace"] = json!(values.namespace);
+        }
+        let labels = &mut crd["metadata"]["labels"];
+        if !labels.is_object() {
+            *labels = json!({});
+        }
+        for (key, value) in [PART_OF, MANAGED_BY] {
+            labels[key] = json!(value);
+        }
+        objects.push(crd);
     }
-    for (key, value) in labels {
-        metadata["labels"][key] = json!(value);
-    }
+    objects.extend(controllers(values, &converted)?);
+    Ok(objects)
 }
 
-fn controllers(values: &Values) -> anyhow::Result<Vec<Value>> {
+fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec<Value>> {
     let sveltos_namespace = api::labels::SVELTOS_NAMESPACE;
     let mut manager_args = vec![
         "--json-logs".to_owned(),
@@ -161,7 +132,6 @@ fn controllers(values: &Values) -> anyhow::Result<Vec<Value>> {
         Controller {
             name: MANAGER,
             container: "manager",
-            command: format!("/{MANAGER}"),
             args: manager_args,
             replicas: values.replicas,
             recreate: false,
@@ -170,7 +140,6 @@ fn controllers(values: &Values) -> anyhow::Result<Vec<Value>> {
         Controller {
             name: AGENT,
             container: "agent",
-            command: format!("/{AGENT}"),
             args: vec![
                 "--mode=hub".to_owned(),
                 "--http-addr=0.0.0.0:8081".to_owned(),
@@ -199,24 +168,20 @@ fn controllers(values: &Values) -> anyhow::Result<Vec<Value>> {
     let roles = vec![
         RoleBinding {
             name: MANAGER,
-            binding: MANAGER.to_owned(),
             namespace: values.namespace.clone(),
             accounts: vec![MANAGER],
         },
         RoleBinding {
             name: "sveltos-events-manager-generated",
-            binding: "sveltos-events-manager-generated".to_owned(),
             namespace: sveltos_namespace.to_owned(),
             accounts: vec![MANAGER],
         },
         RoleBinding {
             name: "sveltos-events-events",
-            binding: "sveltos-events-events".to_owned(),
             namespace: "default".to_owned(),
             accounts: vec![MANAGER, AGENT],
         },
     ];
-    let converted_crds = converted_crds()?;
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     env.add_template("controllers.yaml", CONTROLLERS)
@@ -229,8 +194,8 @@ fn controllers(values: &Values) -> anyhow::Result<Vec<Value>> {
                 "sveltos_namespace": sveltos_namespace,
                 "image": values.image,
                 "version": values.version,
-                "lease": values.lease(),
-                "webhook_secret": WEBHOOK_SECRET,
+                "lease": controller::leader::lease_name(&values.shard_key),
+                "webhook_secret": controller::webhook::SECRET,
                 "converted_crds": converted_crds,
                 "deployer": values.deployer,
                 "controllers": controllers,

@@ -180,6 +180,26 @@ fn another_namespace_moves_the_controllers_and_the_webhook_service_reference() {
         assert_eq!(svc["namespace"], "platform");
         assert_eq!(svc["name"], MANAGER);
     }
+    // The manager may read both namespaces it checks at start-up.
+    let role = find(&objects, "ClusterRole", MANAGER).unwrap();
+    let namespaces = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resources"][0] == "namespaces")
+        .unwrap();
+    assert_eq!(
+        namespaces["resourceNames"],
+        json!(["platform", "projectsveltos"])
+    );
+    let default_role = find(&render_default(), "ClusterRole", MANAGER)
+        .unwrap()
+        .clone();
+    assert!(
+        default_role
+            .to_string()
+            .contains(r#""resourceNames":["projectsveltos"]"#)
+    );
     // Only one namespace object when they coincide.
     let namespaces = render_default()
         .iter()

@@ -119,6 +119,14 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl Run {
+    /// Asserts the run succeeded (exit 0, else both outputs are shown); returns `self`.
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "{}{}", self.stdout, self.stderr);
+        self
+    }
+}
+
 /// Runs the plugin with `args`, `$KUBECONFIG` pointing at the sandbox's `mgmt` cluster.
 pub fn plugin(dir: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
