@@ -140,7 +140,7 @@ pub async fn crd_established(
         await_condition(api, name, conditions::is_crd_established()),
     )
     .await
-    .map_err(|_| anyhow!("CRD {name} was not Established within {timeout:?}"))?
+    .map_err(|_| anyhow!("CRD {name} was not Established in the {timeout:?} --timeout left"))?
     .with_context(|| format!("watching CRD {name}"))?;
     Ok(())
 }
@@ -161,7 +161,7 @@ pub async fn deployment_available(
     .await
     .map_err(|_| {
         anyhow!(
-            "deployment {namespace}/{name} was not available within {timeout:?} \
+            "deployment {namespace}/{name} was not available in the {timeout:?} --timeout left \
              (see `kubectl -n {namespace} describe deployment {name}`)"
         )
     })?

@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     wait: bool,
-    /// How long to wait, e.g. `90s`, `5m`.
+    /// How long to wait in all, e.g. `90s`, `5m`.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     timeout: Duration,
 }
@@ -147,6 +147,9 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
         "installing sveltos-events {} into {url} (Kubernetes {server_version}), namespace {}{suffix}",
         values.version, values.namespace
     )?;
+    // One deadline for all the waiting, as --timeout says.
+    let deadline = tokio::time::Instant::now() + args.timeout;
+    let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
     let mut applier = Applier::new(client.clone(), dry_run);
     let mut counts = [0usize; 3];
     // A server dry run cannot check what goes into a namespace that does not exist yet (a
@@ -182,14 +185,19 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
             && args.wait
         {
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
-            apply::crd_established(&client, name, args.timeout).await?;
+            apply::crd_established(&client, name, left()).await?;
         }
     }
     let [created, configured, unchanged] = counts;
     if dry_run {
+        let checked = if absent_namespaces.is_empty() {
+            "every object"
+        } else {
+            "every object it could check"
+        };
         writeln!(
             out,
-            "dry run: every object was accepted; nothing was changed"
+            "dry run: the server accepted {checked}; nothing was changed"
         )?;
         return Ok(());
     }
@@ -213,7 +221,7 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
                 values.namespace
             )?;
             out.flush()?;
-            apply::deployment_available(&client, &values.namespace, name, args.timeout).await?;
+            apply::deployment_available(&client, &values.namespace, name, left()).await?;
             writeln!(out, "deployment {}/{name} is available", values.namespace)?;
         }
         writeln!(
@@ -224,7 +232,8 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
     } else {
         writeln!(
             out,
-            "not waiting for the controllers (--wait=false); `kubectl sveltos-events check` tells when they are ready"
+            "not waiting for the controllers (--wait=false); `kubectl -n {} get deployments` shows when they are ready",
+            values.namespace
         )?;
     }
     Ok(())
