@@ -101,10 +101,12 @@ impl Applier {
         let before = api
             .get_opt(name)
             .await
+            .map_err(in_words)
             .with_context(|| format!("reading {}", describe(object)))?;
         let after = api
             .patch(name, &self.params, &Patch::Apply(object))
             .await
+            .map_err(in_words)
             .with_context(|| format!("applying {}", describe(object)))?;
         Ok(match before {
             None => Outcome::Created,
@@ -113,6 +115,15 @@ impl Applier {
             }
             Some(_) => Outcome::Configured,
         })
+    }
+}
+
+/// An API server's refusal as its message and code (kube's own text repeats it inside a
+/// debug dump of the Status); other errors as they are.
+pub fn in_words(error: kube::Error) -> anyhow::Error {
+    match error {
+        kube::Error::Api(status) => anyhow!("{} (HTTP {})", status.message, status.code),
+        other => other.into(),
     }
 }
 

@@ -127,7 +127,9 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
     if !values.deployer {
         manager_args.push("--no-deployer".to_owned());
     }
-    let http_port = |port: u16| json!({"name": "http", "containerPort": port});
+    // With `protocol`, a key of the list, for the reason the template gives at the Service.
+    let port =
+        |name: &str, port: u16| json!({"name": name, "containerPort": port, "protocol": "TCP"});
     let controllers = vec![
         Controller {
             name: MANAGER,
@@ -135,7 +137,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             args: manager_args,
             replicas: values.replicas,
             recreate: false,
-            ports: json!([http_port(8080), {"name": "webhook", "containerPort": 9443}]),
+            ports: json!([port("http", 8080), port("webhook", 9443)]),
         },
         Controller {
             name: AGENT,
@@ -146,7 +148,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             ],
             replicas: 1,
             recreate: true,
-            ports: json!([http_port(8081)]),
+            ports: json!([port("http", 8081)]),
         },
     ];
     let mut cluster_roles = vec![

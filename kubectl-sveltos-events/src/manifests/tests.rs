@@ -126,6 +126,18 @@ fn deployments_run_hardened_with_probes_and_the_flags() {
             deployment["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"]
         );
     }
+    // Every port names its protocol: server-side apply before 1.26 refuses one without it.
+    let service = find(&objects, "Service", MANAGER).unwrap();
+    for port in service["spec"]["ports"].as_array().unwrap() {
+        assert_eq!(port["protocol"], "TCP", "{port}");
+    }
+    for name in [MANAGER, AGENT] {
+        let deployment = find(&objects, "Deployment", name).unwrap();
+        let ports = &deployment["spec"]["template"]["spec"]["containers"][0]["ports"];
+        for port in ports.as_array().unwrap() {
+            assert_eq!(port["protocol"], "TCP", "{port}");
+        }
+    }
     let manager = find(&objects, "Deployment", MANAGER).unwrap();
     assert_eq!(manager["spec"]["replicas"], 2);
     let args = &manager["spec"]["template"]["spec"]["containers"][0]["args"];
