@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# real-node.sh [BIN_DIR]
+#
+# The install proof on a real Kubernetes 1.20.2 node (../shared/tools/kube-node: kubelet,
+# containerd, real pods): builds the controllers' image, starts a node, loads the image,
+# runs `install`, registers the node itself as a managed cluster through a ServiceAccount
+# kubeconfig (as Sveltos registers its management cluster), runs the network-policy example
+# on real pods, writes a v1alpha1 EventSource through the HTTPS conversion webhook, checks
+# that a second install changes nothing, and stops the node. Exit 0 when every step held.
+#
+# Not part of CI: the node takes ~15-30 min to build once per machine (its README says how)
+# and needs root. BIN_DIR holds the plugin and both controllers (default: a debug build).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+node_tool=${KNODE_TOOL:-../shared/tools/kube-node}
+cache=${KNODE_CACHE:-$HOME/.cache/kube-node/1.20.2}
+if [[ ! -x $cache/bin/kubelet ]]; then
+  echo "real-node: not run: no node binaries in $cache (build them with $node_tool/build.sh)" >&2
+  exit 2
+fi
+bins=${1:-}
+if [[ -z $bins ]]; then
+  cargo build --locked -p kubectl-sveltos-events -p sveltos-events-controller -p sveltos-events-agent
+  bins=target/debug
+fi
+plugin=$bins/kubectl-sveltos_events
+image=sveltos-events.local/controllers:e2e
+work=$(mktemp -d -t sveltos-events-node.XXXXXX)
+dir=$work/node
+step() { printf '\n==> %s\n' "$*"; }
+cleanup() { "$node_tool/node.sh" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+k() { "$cache/bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
+eventually() { # eventually SECONDS DESCRIPTION COMMAND...
+  local limit=$1 what=$2; shift 2
+  local end=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS > end)); then echo "real-node: timed out waiting for $what" >&2; exit 1; fi
+    sleep 0.2
+  done
+}
+
+step "image"
+tests/e2e/build-image.sh "$work/image.tar" "$image" "$bins"
+step "node (kube-proxy on: the API server reaches the webhook through its Service)"
+mkdir -p "$dir"
+KNODE_KUBE_PROXY=1 "$node_tool/node.sh" start "$dir"
+"$node_tool/node.sh" load "$dir" "$work/image.tar"
+
+step "install"
+"$plugin" install --kubeconfig "$dir/kubeconfig" --image "$image" --timeout 3m
+k -n projectsveltos get pods
+eventually 60 "the CA bundle in the EventSource CRD" \
+  test -n "$(k get crd eventsources.lib.projectsveltos.io -o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}')"
+
+step "register the node as a managed cluster (ServiceAccount token, in-cluster address)"
+k -n default create serviceaccount sveltos-managed
+k create clusterrolebinding sveltos-managed --clusterrole cluster-admin --serviceaccount default:sveltos-managed
+eventually 30 "the ServiceAccount's token Secret" test -n "$(k -n default get sa sveltos-managed -o jsonpath='{.secrets[0].name}')"
+secret=$(k -n default get sa sveltos-managed -o jsonpath='{.secrets[0].name}')
+token=$(k -n default get secret "$secret" -o jsonpath='{.data.token}' | base64 -d)
+ca=$(k -n default get secret "$secret" -o jsonpath='{.data.ca\.crt}')
+cat >"$work/managed.kubeconfig" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: knode
+  cluster: {server: "https://10.0.0.1:443", certificate-authority-data: "$ca"}
+contexts:
+- name: knode
+  context: {cluster: knode, user: sveltos-managed}
+current-context: knode
+users:
+- name: sveltos-managed
+  user: {token: "$token"}
+KUBECONFIG
+k -n default create secret generic knode-sveltos-kubeconfig --from-file=kubeconfig="$work/managed.kubeconfig"
+k apply -f - <<'CLUSTER'
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {name: knode, namespace: default, labels: {env: fv}}
+spec: {}
+CLUSTER
+eventually 60 "the cluster to be ready" test "$(k -n default get sveltoscluster knode -o jsonpath='{.status.ready}')" = true
+
+step "the network-policy example on real pods"
+k apply -f examples/network-policy/
+k apply -f examples/network-policy/managed/service.yaml
+eventually 60 "NetworkPolicy default/front-my-service" k -n default get networkpolicy front-my-service
+k get eventreports,clusterprofiles,clustersummaries -A
+k -n default delete service my-service
+eventually 60 "the NetworkPolicy withdrawn" bash -c "! $cache/bin/kubectl --kubeconfig $dir/kubeconfig -n default get networkpolicy front-my-service"
+
+step "a v1alpha1 EventSource through the HTTPS conversion webhook"
+k apply -f examples/seeds/001-06-eventsource-lua-labels.yaml
+k get --raw /apis/lib.projectsveltos.io/v1beta1/eventsources/sveltos-service | grep -q '"resourceSelectors"'
+
+step "install again: nothing to change"
+"$plugin" install --kubeconfig "$dir/kubeconfig" --image "$image" --wait=false | tee "$work/again.txt"
+grep -q "nothing to change" "$work/again.txt"
+if k -n projectsveltos logs deploy/sveltos-events-manager | grep -qi forbidden \
+  || k -n projectsveltos logs deploy/sveltos-events-agent | grep -qi forbidden; then
+  echo "real-node: a controller was refused a request (RBAC):" >&2
+  k -n projectsveltos logs deploy/sveltos-events-manager | grep -i forbidden >&2 || true
+  k -n projectsveltos logs deploy/sveltos-events-agent | grep -i forbidden >&2 || true
+  exit 1
+fi
+echo
+echo "real-node: every step held"
