@@ -153,23 +153,10 @@ fn export_passes_a_server_dry_run_and_install_is_idempotent() {
 fn bad_input_is_one_sentence_and_exit_code_2() {
     let sandbox = common::start_bare(0);
     let dir = &sandbox.dir;
-    let missing = plugin(dir, &["install", "--kubeconfig", "/nonexistent/kubeconfig"]);
-    assert_eq!(missing.code, 2);
-    assert!(
-        missing
-            .stderr
-            .contains("reading kubeconfig /nonexistent/kubeconfig"),
-        "{}",
-        missing.stderr
-    );
+    plugin(dir, &["install", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .fails_saying("reading kubeconfig /nonexistent/kubeconfig");
 
-    let context = plugin(dir, &["version", "--context", "no-such-context"]);
-    assert_eq!(context.code, 2);
-    assert!(
-        context.stderr.contains("no-such-context"),
-        "{}",
-        context.stderr
-    );
+    plugin(dir, &["version", "--context", "no-such-context"]).fails_saying("no-such-context");
 
     // A server that is not there: the kubeconfig of a port nobody listens on.
     let kubeconfig = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
@@ -185,18 +172,11 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
     );
     let dead_path = dir.join("dead.kubeconfig");
     std::fs::write(&dead_path, dead).unwrap();
-    let unreachable = plugin(
+    plugin(
         dir,
         &["install", "--kubeconfig", dead_path.to_str().unwrap()],
-    );
-    assert_eq!(unreachable.code, 2);
-    assert!(
-        unreachable
-            .stderr
-            .contains("cannot reach the Kubernetes API server at https://127.0.0.1:"),
-        "{}",
-        unreachable.stderr
-    );
+    )
+    .fails_saying("cannot reach the Kubernetes API server at https://127.0.0.1:");
 
     // A server dry run before the namespace exists names what it could not check.
     let dry = plugin(dir, &["install", "--dry-run=server"]).ok();
@@ -207,14 +187,7 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
             .all(|l| l != "namespace/projectsveltos")
     );
 
-    let bad_namespace = plugin(dir, &["install", "--export", "-n", "Not_A_Name"]);
-    assert_eq!(bad_namespace.code, 2);
-    assert!(
-        bad_namespace
-            .stderr
-            .contains("--namespace \"Not_A_Name\" is not a valid name"),
-        "{}",
-        bad_namespace.stderr
-    );
+    let bad_namespace = plugin(dir, &["install", "--export", "-n", "Not_A_Name"])
+        .fails_saying("--namespace \"Not_A_Name\" is not a valid name");
     assert!(bad_namespace.stdout.is_empty());
 }

@@ -125,6 +125,14 @@ impl Run {
         assert_eq!(self.code, 0, "{}{}", self.stdout, self.stderr);
         self
     }
+
+    /// Asserts the command could not run (exit 2) and said `sentence` on stderr; returns
+    /// `self`.
+    pub fn fails_saying(self, sentence: &str) -> Self {
+        assert_eq!(self.code, 2, "{}{}", self.stdout, self.stderr);
+        assert!(self.stderr.contains(sentence), "{}", self.stderr);
+        self
+    }
 }
 
 /// Runs the plugin with `args`, `$KUBECONFIG` pointing at the sandbox's `mgmt` cluster.
