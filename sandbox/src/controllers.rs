@@ -1,6 +1,7 @@
 //! Built-in background controllers, reacting to the event stream like the real ones:
 //! the garbage collector (background, foreground, orphan), the namespace controller, and a
-//! deployment controller that completes rollouts at once (the sandbox runs no pods).
+//! deployment controller that completes rollouts at once (the sandbox runs no pods), and the
+//! token controller ([`crate::tokens`]).
 
 use crate::meta::{finalizers, meta_str};
 use crate::registry::{GroupResource, ResourceInfo};
@@ -70,8 +71,9 @@ impl Index {
     }
 }
 
-/// Run the controllers of one cluster until `stop` turns true.
-pub async fn run(store: Arc<Store>, mut stop: watch::Receiver<bool>) {
+/// Run the controllers of one cluster until `stop` turns true; `root_ca` is the cluster's CA
+/// certificate (PEM, empty over plain HTTP), which token Secrets carry.
+pub async fn run(store: Arc<Store>, root_ca: String, mut stop: watch::Receiver<bool>) {
     let mut rx = store.subscribe();
     let mut index = Index::default();
     for (info, obj) in store.all_objects() {
@@ -85,7 +87,10 @@ pub async fn run(store: Arc<Store>, mut stop: watch::Receiver<bool>) {
                 }
             }
             ev = rx.recv() => match ev {
-                Ok(ev) => handle(&store, &mut index, &ev),
+                Ok(ev) => {
+                    handle(&store, &mut index, &ev);
+                    crate::tokens::handle(&store, &ev, &root_ca);
+                }
                 Err(RecvError::Lagged(_)) => {
                     index = Index::default();
                     for (info, obj) in store.all_objects() {

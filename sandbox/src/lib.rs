@@ -17,6 +17,7 @@ pub mod sandbox;
 pub mod selector;
 pub mod smp;
 pub mod store;
+pub mod tokens;
 
 pub use error::{Error, Result};
 pub use sandbox::{ClusterHandle, Sandbox, SandboxOptions};

@@ -197,8 +197,13 @@ impl Sandbox {
                     tokio::spawn(serve(listener, app, stop))
                 }
             });
+            let root_ca = tls
+                .as_ref()
+                .map(|(trust, _)| trust.ca_pem.clone())
+                .unwrap_or_default();
             tasks.push(tokio::spawn(crate::controllers::run(
                 store.clone(),
+                root_ca,
                 rx.clone(),
             )));
             let mut handle = ClusterHandle {

@@ -1,4 +1,4 @@
-//! kube-rs against the sandbox over HTTP: CRUD, patches, apply, watch, finalizers, GC,
+//! kube-rs against the sandbox: CRUD, patches, apply, watch, finalizers, GC, token Secrets,
 //! namespaces, CRDs.
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -502,5 +502,65 @@ async fn controller_with_finalizer_and_watcher_streaming_lists() {
         .collect()
         .await;
     assert_eq!(objs.len(), 1);
+    sb.shutdown().await;
+}
+
+#[tokio::test]
+async fn token_secrets_are_filled_and_follow_their_service_account() {
+    use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+    let (sb, client) = start().await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let token_secret = |name: &str, account: &str| -> Secret {
+        serde_json::from_value(json!({
+            "metadata": {"name": name,
+                         "annotations": {"kubernetes.io/service-account.name": account}},
+            "type": "kubernetes.io/service-account-token"}))
+        .unwrap()
+    };
+    let account = accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "robot"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &token_secret("robot-token", "robot"),
+        )
+        .await
+        .unwrap();
+    eventually(|| async {
+        let s = secrets.get("robot-token").await.unwrap();
+        s.data.is_some_and(|d| {
+            d.contains_key("token")
+                && d.get("namespace").is_some_and(|n| n.0 == b"default")
+                && d.get("ca.crt")
+                    .is_some_and(|c| c.0.starts_with(b"-----BEGIN"))
+        })
+    })
+    .await;
+    let filled = secrets.get("robot-token").await.unwrap();
+    assert_eq!(
+        filled.metadata.annotations.unwrap()["kubernetes.io/service-account.uid"],
+        account.metadata.uid.unwrap()
+    );
+    // A token for an account that does not exist is deleted, as kube-controller-manager does.
+    secrets
+        .create(
+            &PostParams::default(),
+            &token_secret("ghost-token", "ghost"),
+        )
+        .await
+        .unwrap();
+    eventually(|| async { secrets.get_opt("ghost-token").await.unwrap().is_none() }).await;
+    // Deleting the account takes its tokens with it.
+    accounts
+        .delete("robot", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(|| async { secrets.get_opt("robot-token").await.unwrap().is_none() }).await;
     sb.shutdown().await;
 }
