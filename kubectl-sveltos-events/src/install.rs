@@ -106,7 +106,7 @@ impl Args {
 }
 
 /// A DNS label, as namespaces and the names built from a shard key must be.
-fn validate_name(flag: &str, value: &str) -> anyhow::Result<()> {
+pub fn validate_name(flag: &str, value: &str) -> anyhow::Result<()> {
     anyhow::ensure!(
         sandbox::meta::is_dns1123_label(value),
         "{flag} {value:?} is not a valid name: lower-case letters, digits and '-', at most 63"

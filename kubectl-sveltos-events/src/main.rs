@@ -4,7 +4,9 @@ mod apply;
 mod connect;
 mod demo;
 mod install;
+mod kubeconfig;
 mod manifests;
+mod register;
 mod sandbox;
 mod system;
 mod version;
@@ -25,6 +27,12 @@ enum Command {
     Sandbox(sandbox::Args),
     /// Install (or upgrade) the CRDs, the manager and the agent on the management cluster.
     Install(install::Args),
+    /// Register a managed cluster with the management cluster.
+    #[command(subcommand)]
+    Register(register::Register),
+    /// Remove a registered cluster.
+    #[command(subcommand)]
+    Deregister(register::Deregister),
     /// Print the plugin's version and the versions of the controllers in the cluster.
     Version(version::Args),
     /// Evaluate an EventSource (selectors and Lua) over resource files, offline.
@@ -47,6 +55,12 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Sandbox(args) => sandbox::run(args).await,
         Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
+        Command::Register(register::Register::Cluster(args)) => {
+            exit_on_error(register::register(args, &mut std::io::stdout()).await)
+        }
+        Command::Deregister(register::Deregister::Cluster(args)) => {
+            exit_on_error(register::deregister(args, &mut std::io::stdout()).await)
+        }
         Command::Version(args) => exit_on_error(version::run(args, &mut std::io::stdout()).await),
         Command::Eval(args) => {
             let code = agent::cli::run(&args, &mut std::io::stdout().lock());

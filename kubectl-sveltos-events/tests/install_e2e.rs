@@ -1,7 +1,8 @@
 //! `install` and `version` against the sandbox (API servers only, no controllers): the export
 //! passes a server-side dry run, install creates everything and waits for it, a second run
 //! changes nothing and says so, a changed flag changes only what it touches, and bad input
-//! ends in one sentence with exit code 2.
+//! ends in one sentence with exit code 2. `register`/`deregister cluster` with a
+//! ServiceAccount made in the managed cluster.
 #![allow(clippy::unwrap_used)] // test code
 
 mod common;
@@ -158,20 +159,7 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
 
     plugin(dir, &["version", "--context", "no-such-context"]).fails_saying("no-such-context");
 
-    // A server that is not there: the kubeconfig of a port nobody listens on.
-    let kubeconfig = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
-    let start = kubeconfig.find("https://127.0.0.1:").unwrap();
-    let end = start + kubeconfig[start..].find('\n').unwrap();
-    let dead = format!(
-        "{}https://127.0.0.1:{port}{}",
-        &kubeconfig[..start],
-        &kubeconfig[end..]
-    );
-    let dead_path = dir.join("dead.kubeconfig");
-    std::fs::write(&dead_path, dead).unwrap();
+    let dead_path = common::dead_kubeconfig(dir, "mgmt");
     plugin(
         dir,
         &["install", "--kubeconfig", dead_path.to_str().unwrap()],
@@ -190,4 +178,203 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
     let bad_namespace = plugin(dir, &["install", "--export", "-n", "Not_A_Name"])
         .fails_saying("--namespace \"Not_A_Name\" is not a valid name");
     assert!(bad_namespace.stdout.is_empty());
+}
+
+/// The kubeconfig registered for `cluster-1` (decoded from its Secret).
+fn registered_kubeconfig(dir: &std::path::Path) -> String {
+    use base64::Engine;
+    let secret: serde_json::Value = serde_json::from_str(&kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "default",
+            "get",
+            "secret",
+            "cluster-1-sveltos-kubeconfig",
+            "-o",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["kubeconfig"].as_str().unwrap())
+        .unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn register_and_deregister_a_cluster_with_a_service_account() {
+    let sandbox = common::start_bare(1);
+    let dir = &sandbox.dir;
+    let managed = dir.join("cluster-1.kubeconfig");
+    let managed = managed.to_str().unwrap();
+    let register = [
+        "register",
+        "cluster",
+        "-n",
+        "default",
+        "--name",
+        "cluster-1",
+    ];
+    let with = |extra: &[&str]| {
+        let mut args = register.to_vec();
+        args.extend(["--cluster-kubeconfig", managed]);
+        args.extend(extra);
+        plugin(dir, &args)
+    };
+    with(&[]).fails_saying("sveltos-events is not installed there");
+    plugin(dir, &["install", "--timeout", "30s"]).ok();
+    let mut elsewhere = register.to_vec();
+    elsewhere[3] = "fleet";
+    elsewhere.extend(["--cluster-kubeconfig", managed]);
+    plugin(dir, &elsewhere).fails_saying("namespace fleet does not exist");
+    with(&["--labels", "env=fv,Bad Key=x"]).fails_saying("not a valid label key");
+
+    let first = with(&["--service-account", "--labels", "env=fv,dep=eng"]).ok();
+    assert!(
+        first.stdout.contains("answers: Kubernetes v1."),
+        "{}",
+        first.stdout
+    );
+    assert!(
+        first
+            .stdout
+            .contains("sveltoscluster default/cluster-1 registered"),
+        "{}",
+        first.stdout
+    );
+    let registered = registered_kubeconfig(dir);
+    let token = kubectl(
+        dir,
+        "cluster-1",
+        &[
+            "-n",
+            "projectsveltos",
+            "get",
+            "secret",
+            "sveltos-events-token",
+            "-o",
+            "jsonpath={.data.token}",
+        ],
+    );
+    assert!(!token.is_empty());
+    assert!(registered.contains("token:"), "{registered}");
+    assert!(
+        !registered.contains("token: sandbox\n"),
+        "the user's own token: {registered}"
+    );
+    let cluster: serde_json::Value = serde_json::from_str(&kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "default",
+            "get",
+            "sveltoscluster",
+            "cluster-1",
+            "-o",
+            "json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(cluster["metadata"]["labels"]["dep"], "eng");
+    assert_eq!(
+        cluster["metadata"]["annotations"]["sveltos-events.io/service-account"],
+        "projectsveltos/sveltos-events"
+    );
+    let binding = kubectl(
+        dir,
+        "cluster-1",
+        &[
+            "get",
+            "clusterrolebinding",
+            "sveltos-events-managed-cluster",
+            "-o",
+            "jsonpath={.roleRef.name}",
+        ],
+    );
+    assert_eq!(binding, "cluster-admin");
+
+    // Registered again with the user's own credentials (and a server the controllers reach
+    // under another name): updated in place.
+    let again = with(&["--cluster-server", "https://cluster-1.internal:6443"]).ok();
+    assert!(
+        again.stdout.contains("cluster-1 updated"),
+        "{}",
+        again.stdout
+    );
+    let registered = registered_kubeconfig(dir);
+    assert!(registered.contains("token: sandbox\n"), "{registered}");
+    assert!(
+        registered.contains("https://cluster-1.internal:6443"),
+        "{registered}"
+    );
+
+    // A cluster that does not answer is refused in words, unless --no-verify.
+    let dead = common::dead_kubeconfig(dir, "cluster-1");
+    let mut unreachable = register.to_vec();
+    unreachable.extend(["--cluster-kubeconfig", dead.to_str().unwrap()]);
+    plugin(dir, &unreachable).fails_saying("does not answer with the credentials to register");
+    unreachable.push("--no-verify");
+    plugin(dir, &unreachable).ok();
+
+    let gone = plugin(
+        dir,
+        &[
+            "deregister",
+            "cluster",
+            "-n",
+            "default",
+            "--name",
+            "cluster-1",
+            "--cluster-kubeconfig",
+            managed,
+        ],
+    )
+    .ok();
+    assert!(
+        gone.stdout
+            .contains("sveltoscluster default/cluster-1 deleted"),
+        "{}",
+        gone.stdout
+    );
+    assert!(
+        kubectl(
+            dir,
+            "mgmt",
+            &[
+                "-n",
+                "default",
+                "get",
+                "sveltoscluster,secret",
+                "-o",
+                "name"
+            ]
+        )
+        .lines()
+        .all(|l| !l.contains("cluster-1")),
+    );
+    let left = kubectl(
+        dir,
+        "cluster-1",
+        &[
+            "-n",
+            "projectsveltos",
+            "get",
+            "serviceaccount,secret",
+            "-o",
+            "name",
+        ],
+    );
+    assert!(!left.contains("sveltos-events"), "{left}");
+    assert!(
+        kubectl(
+            dir,
+            "cluster-1",
+            &["get", "clusterrolebinding", "-o", "name"]
+        )
+        .lines()
+        .all(|l| !l.contains("sveltos-events"))
+    );
 }

@@ -34,10 +34,24 @@ pub async fn register_cluster(
     labels: BTreeMap<String, String>,
     kubeconfig: &str,
 ) -> kube::Result<()> {
-    let params = PatchParams::apply(field_manager).force();
     let mut cluster = SveltosCluster::new(name, Default::default());
     cluster.metadata.namespace = Some(namespace.to_owned());
     cluster.metadata.labels = Some(labels);
+    register(mgmt, field_manager, &cluster, kubeconfig).await
+}
+
+/// Registers `cluster` (its namespace, name, labels, annotations and spec as given) with its
+/// kubeconfig Secret, both written by server-side apply as `field_manager`: the Secret first,
+/// so the cluster never appears without its credentials.
+pub async fn register(
+    mgmt: &Client,
+    field_manager: &str,
+    cluster: &SveltosCluster,
+    kubeconfig: &str,
+) -> kube::Result<()> {
+    let params = PatchParams::apply(field_manager).force();
+    let namespace = cluster.metadata.namespace.as_deref().unwrap_or("default");
+    let name = cluster.metadata.name.as_deref().unwrap_or_default();
     let secret_name = cluster.kubeconfig_secret_name();
     let secret = Secret {
         metadata: ObjectMeta {
@@ -55,7 +69,7 @@ pub async fn register_cluster(
         .patch(&secret_name, &params, &Patch::Apply(&secret))
         .await?;
     Api::<SveltosCluster>::namespaced(mgmt.clone(), namespace)
-        .patch(name, &params, &Patch::Apply(&cluster))
+        .patch(name, &params, &Patch::Apply(cluster))
         .await?;
     Ok(())
 }

@@ -148,3 +148,21 @@ pub fn plugin(dir: &Path, args: &[&str]) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// A copy of `cluster`'s kubeconfig pointing at a port nobody listens on.
+pub fn dead_kubeconfig(dir: &Path, cluster: &str) -> PathBuf {
+    let kubeconfig = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let start = kubeconfig.find("https://127.0.0.1:").unwrap();
+    let end = start + kubeconfig[start..].find('\n').unwrap();
+    let dead = format!(
+        "{}https://127.0.0.1:{port}{}",
+        &kubeconfig[..start],
+        &kubeconfig[end..]
+    );
+    let path = dir.join(format!("{cluster}-dead.kubeconfig"));
+    std::fs::write(&path, dead).unwrap();
+    path
+}
