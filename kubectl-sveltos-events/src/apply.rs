@@ -58,8 +58,11 @@ impl Applier {
         }
     }
 
-    /// The `Api` of `object`'s kind, in its namespace when the kind is namespaced.
-    pub async fn api_for(&mut self, object: &Value) -> anyhow::Result<Api<DynamicObject>> {
+    /// `object`'s kind as the cluster serves it (resolved by discovery, once per kind).
+    pub async fn resource_for(
+        &mut self,
+        object: &Value,
+    ) -> anyhow::Result<&(ApiResource, ApiCapabilities)> {
         let types: TypeMeta =
             serde_json::from_value(object.clone()).context("an object without apiVersion/kind")?;
         let gvk = GroupVersionKind::try_from(&types)
@@ -75,19 +78,20 @@ impl Applier {
                 })?;
             self.kinds.insert(gvk.clone(), found);
         }
-        let (resource, caps) = self
-            .kinds
+        self.kinds
             .get(&gvk)
-            .ok_or_else(|| anyhow!("kind {} not resolved", types.kind))?;
+            .ok_or_else(|| anyhow!("kind {} not resolved", types.kind))
+    }
+
+    /// The `Api` of `object`'s kind, in its namespace when the kind is namespaced.
+    pub async fn api_for(&mut self, object: &Value) -> anyhow::Result<Api<DynamicObject>> {
+        let client = self.client.clone();
+        let (resource, caps) = self.resource_for(object).await?;
         Ok(
             match (&caps.scope, object["metadata"]["namespace"].as_str()) {
-                (Scope::Namespaced, Some(ns)) => {
-                    Api::namespaced_with(self.client.clone(), ns, resource)
-                }
-                (Scope::Namespaced, None) => {
-                    Api::default_namespaced_with(self.client.clone(), resource)
-                }
-                (Scope::Cluster, _) => Api::all_with(self.client.clone(), resource),
+                (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client, ns, resource),
+                (Scope::Namespaced, None) => Api::default_namespaced_with(client, resource),
+                (Scope::Cluster, _) => Api::all_with(client, resource),
             },
         )
     }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use crate::apply::{self, Applier, Outcome};
 use crate::connect::ClusterArgs;
@@ -53,6 +54,10 @@ pub struct Args {
     /// Leave deployment of ClusterProfiles to Sveltos' addon-controller.
     #[arg(long)]
     no_deployer: bool,
+    /// Install even where Sveltos' own controllers run, over CRDs another tool installed, or
+    /// over CRDs of a newer sveltos-events.
+    #[arg(long)]
+    force: bool,
     /// Print the manifests (`kubectl apply -f -` takes them) and exit.
     #[arg(long, conflicts_with = "dry_run")]
     export: bool,
@@ -140,6 +145,7 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
     } else {
         objects
     };
+    preflight(&client, &objects, &values, args.force, out).await?;
     let dry_run = args.dry_run == Some(DryRun::Server);
     let suffix = if dry_run { " (server dry run)" } else { "" };
     writeln!(
@@ -239,6 +245,89 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What must hold before install changes anything: the caller's rights, no Sveltos Go
+/// controller acting on the same objects, and CRDs that are ours and not newer (the last two
+/// give way to `--force`).
+async fn preflight(
+    client: &kube::Client,
+    objects: &[serde_json::Value],
+    values: &Values,
+    force: bool,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let missing = crate::check::missing_rights(client, objects).await?;
+    anyhow::ensure!(
+        missing.is_empty(),
+        "you may not install sveltos-events here; it needs the rights to {}",
+        missing.join(", ")
+    );
+    let mut conflicts = crate::check::go_controllers(client, values.deployer)
+        .await?
+        .into_iter()
+        .map(|d| format!("Sveltos' {d} would act on the same objects"))
+        .collect::<Vec<_>>();
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    for object in objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+    {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let Some(crd) = crds.get_opt(name).await.map_err(apply::in_words)? else {
+            continue;
+        };
+        let labels = crd.metadata.labels.unwrap_or_default();
+        let (key, ours) = manifests::MANAGED_BY;
+        if labels.get(key).map(String::as_str) != Some(ours) {
+            conflicts.push(format!(
+                "CRD {name} was installed by another tool (Sveltos itself?)"
+            ));
+            continue;
+        }
+        let installed = labels
+            .get(manifests::VERSION_LABEL)
+            .map(|v| v.trim_start_matches('v'))
+            .unwrap_or("0");
+        if newer(installed, &values.version) {
+            conflicts.push(format!(
+                "CRD {name} is from sveltos-events v{installed}, newer than v{}",
+                values.version
+            ));
+        } else if installed != values.version {
+            writeln!(
+                out,
+                "CRD {name}: upgrading from v{installed} to v{}",
+                values.version
+            )?;
+        }
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    if force {
+        for conflict in &conflicts {
+            writeln!(out, "--force: going on although {conflict}")?;
+        }
+        return Ok(());
+    }
+    anyhow::bail!(
+        "nothing was changed: {}; --force installs anyway",
+        conflicts.join("; ")
+    )
+}
+
+/// `a` is a later `major.minor.patch` than `b` (pre-release tags ignored).
+fn newer(a: &str, b: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> {
+        v.split(['-', '+'])
+            .next()
+            .unwrap_or_default()
+            .split('.')
+            .map(|n| n.parse().unwrap_or(0))
+            .collect()
+    };
+    parts(a) > parts(b)
+}
+
 /// The minor version of `v1.20.2`, `v1.28.3-gke.100`, `v1.30+`...
 pub fn minor_version(git_version: &str) -> Option<u32> {
     let mut parts = git_version.trim_start_matches('v').split('.');
@@ -285,6 +374,15 @@ mod tests {
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
         assert!(parse_duration("5 minutes").is_err());
         assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn versions_compare_by_number() {
+        assert!(newer("0.10.0", "0.9.1"));
+        assert!(newer("1.0.0", "0.99.0"));
+        assert!(!newer("0.1.0", "0.1.0"));
+        assert!(!newer("0.1.0-rc.1", "0.1.0"));
+        assert!(!newer("0.0.9", "0.1.0"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
 mod apply;
+mod check;
 mod connect;
 mod demo;
 mod install;
@@ -9,6 +10,7 @@ mod manifests;
 mod register;
 mod sandbox;
 mod system;
+mod uninstall;
 mod version;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +29,12 @@ enum Command {
     Sandbox(sandbox::Args),
     /// Install (or upgrade) the CRDs, the manager and the agent on the management cluster.
     Install(install::Args),
+    /// Check the installation (`--pre`: what install needs); exit 0 healthy, 1 problems, 2
+    /// could not check.
+    Check(check::Args),
+    /// Withdraw every EventTrigger's add-ons, then remove the controllers (and the CRDs with
+    /// --crds).
+    Uninstall(uninstall::Args),
     /// Register a managed cluster with the management cluster.
     #[command(subcommand)]
     Register(register::Register),
@@ -55,6 +63,13 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Sandbox(args) => sandbox::run(args).await,
         Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
+        Command::Check(args) => match check::run(args, &mut std::io::stdout()).await {
+            Ok(code) => std::process::exit(i32::from(code)),
+            Err(error) => exit_on_error(Err(error)),
+        },
+        Command::Uninstall(args) => {
+            exit_on_error(uninstall::run(args, &mut std::io::stdout()).await)
+        }
         Command::Register(register::Register::Cluster(args)) => {
             exit_on_error(register::register(args, &mut std::io::stdout()).await)
         }

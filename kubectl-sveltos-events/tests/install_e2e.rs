@@ -378,3 +378,66 @@ fn register_and_deregister_a_cluster_with_a_service_account() {
         .all(|l| !l.contains("sveltos-events"))
     );
 }
+
+#[test]
+fn hostile_ground_is_refused_before_anything_changes() {
+    let sandbox = common::start_bare(0);
+    let dir = &sandbox.dir;
+    let crd = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../api/crds/eventsources.lib.projectsveltos.io.yaml"
+    );
+
+    // A CRD another tool installed (Sveltos' own chart): said, and taken over only with --force.
+    kubectl(dir, "mgmt", &["apply", "-f", crd]);
+    plugin(dir, &["install", "--wait=false"])
+        .fails_saying("CRD eventsources.lib.projectsveltos.io was installed by another tool");
+    let namespaces = kubectl(dir, "mgmt", &["get", "namespaces", "-o", "name"]);
+    assert!(
+        !namespaces.contains("projectsveltos"),
+        "changed something: {namespaces}"
+    );
+    let forced = plugin(dir, &["install", "--wait=false", "--force"]).ok();
+    assert!(
+        forced.stdout.contains("--force: going on although CRD"),
+        "{}",
+        forced.stdout
+    );
+
+    // CRDs of a newer sveltos-events are not downgraded without --force.
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "label",
+            "--overwrite",
+            "crd",
+            "eventsources.lib.projectsveltos.io",
+            "app.kubernetes.io/version=99.0.0",
+        ],
+    );
+    plugin(dir, &["install", "--wait=false"])
+        .fails_saying("is from sveltos-events v99.0.0, newer than");
+
+    // Sveltos' Go event-manager in the cluster: both would reconcile the same EventTriggers.
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "projectsveltos",
+            "create",
+            "deployment",
+            "event-manager",
+            "--image=x",
+        ],
+    );
+    let refused = plugin(dir, &["install", "--wait=false", "--dry-run=server"]).fails_saying(
+        "Sveltos' deployment projectsveltos/event-manager would act on the same objects",
+    );
+    assert!(
+        refused.stderr.contains("--force installs anyway"),
+        "{}",
+        refused.stderr
+    );
+}

@@ -26,6 +26,9 @@ pub const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "sveltos-events"
 /// See [`PART_OF`].
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kubectl-sveltos-events");
 
+/// The label recording which version wrote an object (the CRDs and the controllers).
+pub const VERSION_LABEL: &str = "app.kubernetes.io/version";
+
 /// What the manifests are rendered with (install's flags).
 #[derive(Debug, Clone)]
 pub struct Values {
@@ -108,6 +111,7 @@ pub fn render(values: &Values) -> anyhow::Result<Vec<Value>> {
         for (key, value) in [PART_OF, MANAGED_BY] {
             labels[key] = json!(value);
         }
+        labels[VERSION_LABEL] = json!(values.version);
         objects.push(crd);
     }
     objects.extend(controllers(values, &converted)?);

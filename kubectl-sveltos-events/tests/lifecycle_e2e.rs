@@ -1,0 +1,269 @@
+//! The product's lifecycle with the real binaries as separate processes: `install` into the
+//! sandbox's bare API servers, the two controller binaries started as the rendered
+//! Deployments say (command, args, env), each signed in with its own ServiceAccount's token;
+//! `check` before and after they run; `register cluster --service-account`; the
+//! network-policy example through them; `uninstall` withdrawing the add-on before it removes
+//! the controllers; `uninstall --crds` leaving nothing behind.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{Run, apply_example, eventually, items, kubectl, plugin};
+use serde_json::Value;
+
+/// A controller process; killed when dropped (as the kubelet stops a deleted Deployment's pod).
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Where cargo put the workspace's binaries (next to the test's `deps` folder).
+fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().parent().unwrap().join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: `cargo build -p sveltos-events-controller -p sveltos-events-agent` \
+         (the workspace's test run builds it)",
+        path.display()
+    );
+    path
+}
+
+/// A kubeconfig of the management cluster signed in as ServiceAccount `projectsveltos/name`,
+/// through a token Secret the cluster fills in.
+fn account_kubeconfig(dir: &Path, name: &str) -> PathBuf {
+    let secret = format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/service-account-token\",\
+         \"metadata\":{{\"name\":\"{name}-token\",\"namespace\":\"projectsveltos\",\
+         \"annotations\":{{\"kubernetes.io/service-account.name\":\"{name}\"}}}}}}"
+    );
+    let path = dir.join(format!("{name}-secret.json"));
+    std::fs::write(&path, secret).unwrap();
+    kubectl(dir, "mgmt", &["apply", "-f", path.to_str().unwrap()]);
+    let token = eventually("the token", || {
+        let out = kubectl(
+            dir,
+            "mgmt",
+            &[
+                "-n",
+                "projectsveltos",
+                "get",
+                "secret",
+                &format!("{name}-token"),
+                "-o",
+                "jsonpath={.data.token}",
+            ],
+        );
+        (!out.is_empty()).then_some(out)
+    });
+    use base64::Engine;
+    let token = base64::engine::general_purpose::STANDARD
+        .decode(token)
+        .unwrap();
+    let admin = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
+    let own = admin.replace(
+        "token: sandbox\n",
+        &format!("token: {}\n", String::from_utf8(token).unwrap()),
+    );
+    assert_ne!(own, admin);
+    let path = dir.join(format!("{name}.kubeconfig"));
+    std::fs::write(&path, own).unwrap();
+    path
+}
+
+/// Starts the binary of Deployment `name` as its pod would run: its command, its args (each
+/// listening address moved to a free loopback port), its env (the namespace from the
+/// downward API), as its ServiceAccount.
+fn start_controller(dir: &Path, name: &str) -> Process {
+    let deployment: Value = serde_json::from_str(&kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "projectsveltos",
+            "get",
+            "deployment",
+            name,
+            "-o",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let command = container["command"][0].as_str().unwrap();
+    let mut process = Command::new(binary(command.trim_start_matches('/')));
+    for arg in container["args"].as_array().unwrap() {
+        let arg = arg.as_str().unwrap();
+        process.arg(match arg.split_once("=0.0.0.0:") {
+            Some((flag, _)) => format!("{flag}=127.0.0.1:0"),
+            None => arg.to_owned(),
+        });
+    }
+    for var in container["env"].as_array().into_iter().flatten() {
+        let value = match var["valueFrom"]["fieldRef"]["fieldPath"].as_str() {
+            Some("metadata.namespace") => "projectsveltos".to_owned(),
+            Some(other) => panic!("env {var} needs field {other}"),
+            None => var["value"].as_str().unwrap().to_owned(),
+        };
+        process.env(var["name"].as_str().unwrap(), value);
+    }
+    let account = pod["serviceAccountName"].as_str().unwrap();
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
+    let child = process
+        .env("KUBECONFIG", account_kubeconfig(dir, account))
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    Process(child)
+}
+
+fn check(dir: &Path) -> (Run, Value) {
+    let run = plugin(dir, &["check", "-o", "json"]);
+    let report = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
+    (run, report)
+}
+
+fn failing(report: &Value) -> Vec<String> {
+    report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["status"] != "ok" && c["status"] != "warning")
+        .map(|c| format!("{}: {}", c["name"], c["message"]))
+        .collect()
+}
+
+#[test]
+fn install_run_check_register_and_uninstall_with_the_real_binaries() {
+    let sandbox = common::start_bare(1);
+    let dir = &sandbox.dir;
+    plugin(dir, &["check", "--pre"]).ok();
+    plugin(
+        dir,
+        &[
+            "install",
+            "--image",
+            "sveltos-events:test",
+            "--timeout",
+            "30s",
+        ],
+    )
+    .ok();
+
+    // Installed, but no process runs the manager: no leader, so check finds a problem.
+    let (run, report) = check(dir);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        failing(&report).iter().any(|f| f.contains("leader")),
+        "{report:#}"
+    );
+
+    // With a trigger and no manager available, uninstall stops and says what it would leave.
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "projectsveltos",
+            "scale",
+            "deployment",
+            "sveltos-events-manager",
+            "--replicas=0",
+        ],
+    );
+    apply_example(dir, "mgmt", "network-policy", "");
+    plugin(dir, &["uninstall"]).fails_saying("the manager is not running");
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "projectsveltos",
+            "scale",
+            "deployment",
+            "sveltos-events-manager",
+            "--replicas=1",
+        ],
+    );
+
+    let manager = start_controller(dir, "sveltos-events-manager");
+    let agent = start_controller(dir, "sveltos-events-agent");
+    let managed = dir.join("cluster-1.kubeconfig");
+    plugin(
+        dir,
+        &[
+            "register",
+            "cluster",
+            "-n",
+            "default",
+            "--name",
+            "cluster-1",
+            "--service-account",
+            "--labels",
+            "env=fv",
+            "--cluster-kubeconfig",
+            managed.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let healthy = eventually("check to pass", || {
+        let (run, report) = check(dir);
+        (run.code == 0).then_some(report)
+    });
+    assert_eq!(healthy["healthy"], true);
+
+    // The example through the processes: the Service becomes a NetworkPolicy in cluster-1.
+    apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
+    eventually("the NetworkPolicy in cluster-1", || {
+        let policies = items(dir, "cluster-1", &["get", "networkpolicies", "-A"]);
+        (!policies.is_empty()).then_some(())
+    });
+
+    // Uninstall withdraws the add-on before it removes the controllers.
+    let out = plugin(dir, &["uninstall", "--timeout", "60s"]).ok().stdout;
+    let withdrawn = out
+        .find("every EventTrigger and its add-ons withdrawn")
+        .expect(&out);
+    let removed = out
+        .find("deployment.apps/sveltos-events-manager deleted")
+        .expect(&out);
+    assert!(withdrawn < removed, "{out}");
+    assert!(items(dir, "cluster-1", &["get", "networkpolicies", "-A"]).is_empty());
+    assert!(items(dir, "mgmt", &["get", "clusterprofiles"]).is_empty());
+    assert!(items(dir, "mgmt", &["-n", "projectsveltos", "get", "deployments"]).is_empty());
+    // The Deployments are gone, so are their pods.
+    drop((manager, agent));
+
+    // Run again, it finds nothing left to withdraw; --crds takes the rest.
+    let again = plugin(dir, &["uninstall"]).ok().stdout;
+    assert!(again.contains("no EventTriggers to withdraw"), "{again}");
+    plugin(dir, &["uninstall", "--crds"]).fails_saying("confirm with --yes");
+    plugin(dir, &["uninstall", "--crds", "--yes"]).ok();
+    let crds = kubectl(dir, "mgmt", &["get", "crd", "-o", "name"]);
+    assert!(!crds.contains("projectsveltos.io"), "{crds}");
+    let (key, value) = ("app.kubernetes.io/part-of", "sveltos-events");
+    let labelled = kubectl(
+        dir,
+        "mgmt",
+        &[
+            "get",
+            "clusterroles,clusterrolebindings,namespaces",
+            "-l",
+            &format!("{key}={value}"),
+            "-o",
+            "name",
+        ],
+    );
+    assert!(labelled.trim().is_empty(), "{labelled}");
+}
