@@ -49,7 +49,14 @@ impl Applier {
     /// An applier writing as [`FIELD_MANAGER`] (taking over fields others set, as an
     /// installer must), for real or as a server-side dry run.
     pub fn new(client: kube::Client, dry_run: bool) -> Self {
-        let mut params = PatchParams::apply(FIELD_MANAGER).force();
+        Self::as_manager(client, FIELD_MANAGER, dry_run)
+    }
+
+    /// An applier writing as `field_manager` (a command whose objects may overlap install's,
+    /// as `register cluster --service-account` on the management cluster itself does, keeps
+    /// its own set of fields so neither undoes the other).
+    pub fn as_manager(client: kube::Client, field_manager: &str, dry_run: bool) -> Self {
+        let mut params = PatchParams::apply(field_manager).force();
         params.dry_run = dry_run;
         Applier {
             client,

@@ -128,15 +128,18 @@ impl Picked {
         Ok(self)
     }
 
-    /// The same cluster, signed in as `token` (a ServiceAccount's); `ca_pem` is trusted when
-    /// the cluster names no certificate authority of its own.
+    /// The same cluster, signed in as `token` (a ServiceAccount's). When the context names no
+    /// certificate authority (it trusts the system's, or skips verification), `ca_pem`, the
+    /// cluster's own CA that came with the token, is trusted instead: the controllers' image
+    /// holds only public roots, and a registration should verify its server.
     pub fn with_token(&self, token: &str, ca_pem: Option<&[u8]>) -> anyhow::Result<Picked> {
         let mut cluster = self_contained_cluster(self.cluster.clone())?;
-        let trusts_something = cluster.certificate_authority_data.is_some()
-            || cluster.insecure_skip_tls_verify == Some(true);
-        if !trusts_something && let Some(pem) = ca_pem {
+        if cluster.certificate_authority_data.is_none()
+            && let Some(pem) = ca_pem.filter(|p| !p.is_empty())
+        {
             cluster.certificate_authority_data =
                 Some(base64::engine::general_purpose::STANDARD.encode(pem));
+            cluster.insecure_skip_tls_verify = None;
         }
         Ok(Picked {
             context: self.context.clone(),
@@ -289,10 +292,15 @@ users:
             picked.cluster.certificate_authority_data
         );
         assert!(token.user.client_certificate_data.is_none());
+        // A context that skips verification registers one that verifies, with the CA
+        // that came with the token.
         let mut bare = picked.clone();
         bare.cluster.certificate_authority_data = None;
+        bare.cluster.insecure_skip_tls_verify = Some(true);
         let filled = bare.with_token("t0k", Some(b"OTHER CA")).unwrap();
-        assert!(filled.cluster.certificate_authority_data.is_some());
+        let b64 = base64::engine::general_purpose::STANDARD.encode("OTHER CA");
+        assert_eq!(filled.cluster.certificate_authority_data, Some(b64));
+        assert_eq!(filled.cluster.insecure_skip_tls_verify, None);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -25,6 +25,8 @@ pub const ACCOUNT_NAMESPACE: &str = api::labels::SVELTOS_NAMESPACE;
 pub const ACCOUNT: &str = "sveltos-events";
 /// The ClusterRoleBinding that gives it its rights.
 pub const ACCOUNT_BINDING: &str = "sveltos-events-managed-cluster";
+/// The field manager of what `register` writes in a managed cluster.
+const REGISTER_MANAGER: &str = "kubectl-sveltos-events-register";
 /// Recorded on a SveltosCluster registered with `--service-account`: the account's
 /// `namespace/name`, which `deregister` names.
 pub const ACCOUNT_ANNOTATION: &str = "sveltos-events.io/service-account";
@@ -269,7 +271,7 @@ async fn account_token(
     timeout: Duration,
 ) -> anyhow::Result<(String, Option<Vec<u8>>)> {
     let client = user.client().await?;
-    let mut applier = Applier::new(client.clone(), false);
+    let mut applier = Applier::as_manager(client.clone(), REGISTER_MANAGER, false);
     for object in account_objects() {
         applier
             .apply(&object)

@@ -92,7 +92,7 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
             out,
         )
         .await?;
-        wait_for("namespace being deleted", deadline, out, async || {
+        wait_for("the namespace to be deleted", deadline, out, async || {
             Ok(usize::from(
                 namespaces
                     .get_opt(&namespace)
@@ -184,12 +184,15 @@ async fn wait_for(
             return Ok(());
         }
         if last != Some(n) {
-            writeln!(out, "waiting: {n} {what} left")?;
+            writeln!(out, "waiting for {what}: {n} left")?;
             out.flush()?;
             last = Some(n);
         }
         if Instant::now() >= deadline {
-            bail!("{n} {what} still there when --timeout ran out; run uninstall again to go on");
+            bail!(
+                "still waiting for {what} ({n} left) when --timeout ran out; run uninstall \
+                 again to go on"
+            );
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -261,20 +264,28 @@ async fn withdraw_triggers(
         )?;
         return Ok(());
     }
-    wait_for("EventTriggers", deadline, out, async || {
-        Ok(names(&triggers, None).await?.len())
-    })
+    wait_for(
+        "the EventTriggers to be withdrawn",
+        deadline,
+        out,
+        async || Ok(names(&triggers, None).await?.len()),
+    )
     .await?;
-    wait_for("generated ClusterProfiles", deadline, out, async || {
-        Ok(names(&profiles, Some(EVENT_TRIGGER_NAME_LABEL))
-            .await?
-            .len())
-    })
+    wait_for(
+        "the generated ClusterProfiles to go",
+        deadline,
+        out,
+        async || {
+            Ok(names(&profiles, Some(EVENT_TRIGGER_NAME_LABEL))
+                .await?
+                .len())
+        },
+    )
     .await?;
     if deployer {
         let summaries: Api<ClusterSummary> = Api::all(client.clone());
         wait_for(
-            "ClusterSummaries (add-ons to withdraw)",
+            "the add-ons to be withdrawn (ClusterSummaries)",
             deadline,
             out,
             async || {
@@ -329,7 +340,7 @@ async fn withdraw_profiles(
     if deployer_running {
         let summaries: Api<ClusterSummary> = Api::all(client.clone());
         wait_for(
-            "ClusterSummaries (add-ons to withdraw)",
+            "the add-ons to be withdrawn (ClusterSummaries)",
             deadline,
             out,
             async || Ok(names(&summaries, None).await?.len()),
@@ -406,7 +417,7 @@ async fn remove_controllers(
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let (key, value) = manifests::PART_OF;
     let selector = format!("{key}={value}");
-    wait_for("controller pods stopping", deadline, out, async || {
+    wait_for("the controller pods to stop", deadline, out, async || {
         Ok(names(&pods, Some(&selector)).await?.len())
     })
     .await?;
@@ -472,7 +483,7 @@ async fn remove_crds(
         .iter()
         .filter_map(|c| c.metadata.name.clone())
         .collect();
-    wait_for("CRDs being deleted", deadline, out, async || {
+    wait_for("the CRDs to be deleted", deadline, out, async || {
         let mut left = 0;
         for name in &names {
             if crds.get_opt(name).await.map_err(in_words)?.is_some() {

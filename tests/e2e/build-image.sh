@@ -2,7 +2,8 @@
 # build-image.sh OUT.tar REF [BIN_DIR]
 #
 # Builds the controllers' image without a container engine: sveltos-events-manager and
-# sveltos-events-agent at /, the shared libraries they load (from ldd), and passwd/group
+# sveltos-events-agent at /, the shared libraries they load (from ldd), the public CA
+# certificates, and passwd/group
 # entries for the non-root user 65532 the Deployments run as; written as a docker-archive tar
 # named REF, which `ctr images import`, `docker load` and kube-node's `node.sh load` take.
 # Uses umoci and skopeo (Debian: apt-get install umoci skopeo). BIN_DIR defaults to a fresh
@@ -37,6 +38,12 @@ for bin in sveltos-events-manager sveltos-events-agent; do
       cp -L "$lib" "$root$lib"
     done
 done
+# Public roots, for API servers whose certificates a public CA signed (kube-rs reads the
+# system's when a kubeconfig names no CA).
+certs=/etc/ssl/certs/ca-certificates.crt
+[[ -f $certs ]] || { echo "$0: $certs is missing (apt-get install ca-certificates)" >&2; exit 2; }
+mkdir -p "$root/etc/ssl/certs"
+cp -L "$certs" "$root/etc/ssl/certs/"
 echo 'nonroot:x:65532:65532:nonroot:/:/sbin/nologin' >"$root/etc/passwd"
 echo 'nonroot:x:65532:' >"$root/etc/group"
 chmod 1777 "$root/tmp"

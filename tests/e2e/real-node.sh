@@ -3,10 +3,11 @@
 #
 # The install proof on a real Kubernetes 1.20.2 node (../shared/tools/kube-node: kubelet,
 # containerd, real pods): builds the controllers' image, starts a node, loads the image,
-# runs `install`, registers the node itself as a managed cluster through a ServiceAccount
-# kubeconfig (as Sveltos registers its management cluster), runs the network-policy example
-# on real pods, writes a v1alpha1 EventSource through the HTTPS conversion webhook, checks
-# that a second install changes nothing, and stops the node. Exit 0 when every step held.
+# runs `check --pre` and `install`, registers the node itself as a managed cluster with
+# `register cluster --service-account` (as Sveltos registers its management cluster), runs
+# `check`, the network-policy example on real pods, writes a v1alpha1 EventSource through the
+# HTTPS conversion webhook, checks that a second install changes nothing, uninstalls (add-ons
+# withdrawn first) and with --crds, and stops the node. Exit 0 when every step held.
 #
 # Not part of CI: the node takes ~15-30 min to build once per machine (its README says how)
 # and needs root. BIN_DIR holds the plugin and both controllers (default: a debug build).
@@ -48,40 +49,20 @@ KNODE_KUBE_PROXY=1 "$node_tool/node.sh" start "$dir"
 "$node_tool/node.sh" load "$dir" "$work/image.tar"
 
 step "install"
+"$plugin" check --pre --kubeconfig "$dir/kubeconfig"
 "$plugin" install --kubeconfig "$dir/kubeconfig" --image "$image" --timeout 3m
 k -n projectsveltos get pods
 eventually 60 "the CA bundle in the EventSource CRD" \
   test -n "$(k get crd eventsources.lib.projectsveltos.io -o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}')"
 
 step "register the node as a managed cluster (ServiceAccount token, in-cluster address)"
-k -n default create serviceaccount sveltos-managed
-k create clusterrolebinding sveltos-managed --clusterrole cluster-admin --serviceaccount default:sveltos-managed
-eventually 30 "the ServiceAccount's token Secret" test -n "$(k -n default get sa sveltos-managed -o jsonpath='{.secrets[0].name}')"
-secret=$(k -n default get sa sveltos-managed -o jsonpath='{.secrets[0].name}')
-token=$(k -n default get secret "$secret" -o jsonpath='{.data.token}' | base64 -d)
-ca=$(k -n default get secret "$secret" -o jsonpath='{.data.ca\.crt}')
-cat >"$work/managed.kubeconfig" <<KUBECONFIG
-apiVersion: v1
-kind: Config
-clusters:
-- name: knode
-  cluster: {server: "https://10.0.0.1:443", certificate-authority-data: "$ca"}
-contexts:
-- name: knode
-  context: {cluster: knode, user: sveltos-managed}
-current-context: knode
-users:
-- name: sveltos-managed
-  user: {token: "$token"}
-KUBECONFIG
-k -n default create secret generic knode-sveltos-kubeconfig --from-file=kubeconfig="$work/managed.kubeconfig"
-k apply -f - <<'CLUSTER'
-apiVersion: lib.projectsveltos.io/v1beta1
-kind: SveltosCluster
-metadata: {name: knode, namespace: default, labels: {env: fv}}
-spec: {}
-CLUSTER
+"$plugin" register cluster --kubeconfig "$dir/kubeconfig" -n default --name knode --labels env=fv \
+  --cluster-kubeconfig "$dir/kubeconfig" --service-account --cluster-server https://10.0.0.1:443
 eventually 60 "the cluster to be ready" test "$(k -n default get sveltoscluster knode -o jsonpath='{.status.ready}')" = true
+
+step "check"
+eventually 60 "check to pass" "$plugin" check --kubeconfig "$dir/kubeconfig"
+"$plugin" check --kubeconfig "$dir/kubeconfig"
 
 step "the network-policy example on real pods"
 k apply -f examples/network-policy/
@@ -105,5 +86,22 @@ if k -n projectsveltos logs deploy/sveltos-events-manager | grep -qi forbidden \
   k -n projectsveltos logs deploy/sveltos-events-agent | grep -i forbidden >&2 || true
   exit 1
 fi
+
+step "uninstall: the add-ons withdrawn first, then the controllers"
+k apply -f examples/network-policy/managed/service.yaml
+eventually 60 "NetworkPolicy default/front-my-service again" k -n default get networkpolicy front-my-service
+"$plugin" uninstall --kubeconfig "$dir/kubeconfig" --timeout 2m
+if k -n default get networkpolicy front-my-service >/dev/null 2>&1; then
+  echo "real-node: uninstall left the add-on behind" >&2; exit 1
+fi
+test -z "$(k -n projectsveltos get deployments,pods -o name)"
+"$plugin" deregister cluster --kubeconfig "$dir/kubeconfig" -n default --name knode \
+  --cluster-kubeconfig "$dir/kubeconfig"
+"$plugin" uninstall --kubeconfig "$dir/kubeconfig" --crds --yes --timeout 2m
+if k get crd -o name | grep -q projectsveltos.io; then
+  echo "real-node: uninstall --crds left CRDs behind" >&2; exit 1
+fi
+test -z "$(k get clusterroles,clusterrolebindings,namespaces -l app.kubernetes.io/part-of=sveltos-events -o name)"
+
 echo
 echo "real-node: every step held"
