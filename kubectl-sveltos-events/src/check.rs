@@ -105,7 +105,7 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<u8> {
                 if missing.is_empty() {
                     Ok("you may create and update everything install writes".to_owned())
                 } else {
-                    Err(format!("install needs: {}", missing.join(", ")))
+                    Err(format!("install also needs to {}", missing.join("; ")))
                 }
             }),
         ));
@@ -217,7 +217,8 @@ pub async fn missing_rights(client: &Client, objects: &[Value]) -> anyhow::Resul
         }
     }
     let reviews: Api<SelfSubjectAccessReview> = Api::all(client.clone());
-    let mut missing = Vec::new();
+    // Verbs missing per (resource, namespace), in the order get, create, patch.
+    let mut missing: Vec<((String, String), Vec<&str>)> = Vec::new();
     for (group, plural, namespace, verb) in wanted {
         let review: SelfSubjectAccessReview = serde_json::from_value(json!({
             "spec": {"resourceAttributes": {
@@ -227,20 +228,32 @@ pub async fn missing_rights(client: &Client, objects: &[Value]) -> anyhow::Resul
             .await
             .map_err(in_words)
             .context("asking the API server what you may do (SelfSubjectAccessReview)")?;
-        if !answer.status.is_some_and(|s| s.allowed) {
-            let resource = if group.is_empty() {
-                plural
-            } else {
-                format!("{plural}.{group}")
-            };
+        if answer.status.is_some_and(|s| s.allowed) {
+            continue;
+        }
+        let resource = if group.is_empty() {
+            plural
+        } else {
+            format!("{plural}.{group}")
+        };
+        let key = (resource, namespace);
+        match missing.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, verbs)) => verbs.push(verb),
+            None => missing.push((key, vec![verb])),
+        }
+    }
+    let missing = missing
+        .into_iter()
+        .map(|((resource, namespace), mut verbs)| {
+            verbs.sort_by_key(|v| ["get", "create", "patch"].iter().position(|w| w == v));
             let place = if namespace.is_empty() {
                 String::new()
             } else {
                 format!(" in {namespace}")
             };
-            missing.push(format!("{verb} {resource}{place}"));
-        }
-    }
+            format!("{} {resource}{place}", verbs.join("/"))
+        })
+        .collect();
     Ok(missing)
 }
 

@@ -51,6 +51,11 @@ pub struct Args {
     /// The shard the manager handles (clusters annotated `sharding.projectsveltos.io/key`).
     #[arg(long, default_value = "")]
     shard_key: String,
+    /// Where clusters registered from now on have their EventSources evaluated: `hub` (by the
+    /// agent here, nothing runs in managed clusters) or `spoke` (`register cluster` deploys
+    /// an agent into each; the agent here relays its reports).
+    #[arg(long, value_enum, default_value = "hub")]
+    agent_mode: manifests::AgentMode,
     /// Leave deployment of ClusterProfiles to Sveltos' addon-controller.
     #[arg(long)]
     no_deployer: bool,
@@ -106,6 +111,7 @@ impl Args {
         values.replicas = self.replicas;
         values.shard_key = self.shard_key.clone();
         values.deployer = !self.no_deployer;
+        values.agent_mode = self.agent_mode;
         Ok(values)
     }
 }
@@ -135,6 +141,7 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
         minor >= MIN_MINOR,
         "the API server at {url} runs Kubernetes {server_version}; sveltos-events needs 1.{MIN_MINOR} or later"
     );
+    preflight(&client, &objects, &values, args.force, out).await?;
     let objects = if minor < CEL_MINOR {
         writeln!(
             out,
@@ -145,7 +152,6 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
     } else {
         objects
     };
-    preflight(&client, &objects, &values, args.force, out).await?;
     let dry_run = args.dry_run == Some(DryRun::Server);
     let suffix = if dry_run { " (server dry run)" } else { "" };
     writeln!(
@@ -258,8 +264,8 @@ async fn preflight(
     let missing = crate::check::missing_rights(client, objects).await?;
     anyhow::ensure!(
         missing.is_empty(),
-        "you may not install sveltos-events here; it needs the rights to {}",
-        missing.join(", ")
+        "you may not install sveltos-events here; it also needs to {}",
+        missing.join("; ")
     );
     let mut conflicts = crate::check::go_controllers(client, values.deployer)
         .await?

@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::apply::{Applier, FIELD_MANAGER, in_words};
 use crate::connect::ClusterArgs;
 use crate::kubeconfig::{self, Picked};
-use crate::manifests::{MANAGED_BY, PART_OF};
+use crate::manifests::{self, AgentMode, MANAGED_BY, PART_OF};
 
 /// Where `--service-account` puts its account in the managed cluster.
 pub const ACCOUNT_NAMESPACE: &str = api::labels::SVELTOS_NAMESPACE;
@@ -83,6 +83,10 @@ pub struct RegisterArgs {
     /// any add-on, RBAC included) and register its token instead of your own credentials.
     #[arg(long)]
     service_account: bool,
+    /// Where the cluster's EventSources are evaluated: `hub` (from the management cluster) or
+    /// `spoke` (an agent deployed into the cluster now). Default: install's --agent-mode.
+    #[arg(long, value_enum)]
+    agent_mode: Option<AgentMode>,
     /// Register without checking that the cluster answers with the registered credentials.
     #[arg(long)]
     no_verify: bool,
@@ -102,7 +106,8 @@ pub struct DeregisterArgs {
     /// Name of the SveltosCluster.
     #[arg(long)]
     name: String,
-    /// Kubeconfig of the cluster, to remove the ServiceAccount `--service-account` made there.
+    /// Kubeconfig of the cluster, to remove what register made there (the ServiceAccount of
+    /// --service-account, the spoke agent).
     #[arg(long)]
     cluster_kubeconfig: Option<PathBuf>,
     /// Context of --cluster-kubeconfig.
@@ -141,6 +146,17 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
     // Checked before anything is written: the management cluster can take the registration.
     let (mgmt, mgmt_url, _) = args.mgmt.connect().await?;
     ready_for_clusters(&mgmt, &args.namespace).await?;
+    let agent = crate::version::installed(&mgmt)
+        .await?
+        .into_iter()
+        .find(|c| c.deployment.ends_with(&format!("/{}", manifests::AGENT)))
+        .ok_or_else(|| {
+            anyhow!(
+                "the management cluster runs no sveltos-events agent (run `kubectl \
+                 sveltos-events install`)"
+            )
+        })?;
+    let mode = args.agent_mode.unwrap_or(agent.agent_mode);
     let registered = if args.service_account {
         writeln!(
             out,
@@ -166,6 +182,24 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
         })?;
         writeln!(out, "cluster {} answers: Kubernetes {version}", args.name)?;
     }
+    if mode == AgentMode::Spoke {
+        let objects = manifests::render_spoke(&agent.image, &agent.version, &args.name)?;
+        let client = picked.client().await?;
+        let mut applier = Applier::as_manager(client, REGISTER_MANAGER, false);
+        for object in &objects {
+            applier
+                .apply(object)
+                .await
+                .with_context(|| format!("deploying the spoke agent into {}", picked.server()))?;
+        }
+        writeln!(
+            out,
+            "spoke agent {} deployed into {} ({} objects)",
+            agent.image,
+            picked.server(),
+            objects.len()
+        )?;
+    }
     let mut to_register = registered;
     if let Some(server) = &args.cluster_server {
         to_register.cluster.server = Some(server.clone());
@@ -174,12 +208,20 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
     let mut cluster = SveltosCluster::new(&args.name, Default::default());
     cluster.metadata.namespace = Some(args.namespace.clone());
     cluster.metadata.labels = Some(args.labels.clone());
+    let mut annotations = BTreeMap::new();
     if args.service_account {
-        cluster.metadata.annotations = Some(BTreeMap::from([(
+        annotations.insert(
             ACCOUNT_ANNOTATION.to_owned(),
             format!("{ACCOUNT_NAMESPACE}/{ACCOUNT}"),
-        )]));
+        );
     }
+    if mode == AgentMode::Spoke {
+        annotations.insert(
+            api::labels::AGENT_MODE_ANNOTATION.to_owned(),
+            api::labels::AGENT_MODE_SPOKE.to_owned(),
+        );
+    }
+    cluster.metadata.annotations = Some(annotations);
     let existed = Api::<SveltosCluster>::namespaced(mgmt.clone(), &args.namespace)
         .get_opt(&args.name)
         .await
@@ -346,12 +388,22 @@ pub async fn deregister(args: DeregisterArgs, out: &mut impl Write) -> anyhow::R
         .await
         .map_err(in_words)
         .with_context(|| format!("reading sveltoscluster {id}"))?;
-    let account = cluster.as_ref().and_then(|c| {
-        c.metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(ACCOUNT_ANNOTATION).cloned())
-    });
+    let annotations = cluster
+        .as_ref()
+        .and_then(|c| c.metadata.annotations.clone())
+        .unwrap_or_default();
+    let mut left = Vec::new();
+    if let Some(account) = annotations.get(ACCOUNT_ANNOTATION) {
+        left.push(format!(
+            "ServiceAccount {account} and ClusterRoleBinding {ACCOUNT_BINDING}"
+        ));
+    }
+    if AgentMode::of(Some(&annotations)) == AgentMode::Spoke {
+        left.push(format!(
+            "the spoke agent (deployment {ACCOUNT_NAMESPACE}/{})",
+            manifests::AGENT
+        ));
+    }
     match &cluster {
         Some(cluster) => {
             let secret = cluster.kubeconfig_secret_name();
@@ -373,30 +425,32 @@ pub async fn deregister(args: DeregisterArgs, out: &mut impl Write) -> anyhow::R
         }
         None => writeln!(out, "sveltoscluster {id} is not registered in {mgmt_url}")?,
     }
-    match (&args.cluster_kubeconfig, account) {
-        (Some(path), _) => {
+    match &args.cluster_kubeconfig {
+        Some(path) => {
             let picked = kubeconfig::read(path, args.cluster_context.as_deref())?;
             remove_account(&picked, out).await?;
         }
-        (None, Some(account)) => writeln!(
+        None if !left.is_empty() => writeln!(
             out,
-            "note: ServiceAccount {account} and ClusterRoleBinding {ACCOUNT_BINDING} stay in \
-             the cluster; pass --cluster-kubeconfig to remove them"
+            "note: {} stay in the cluster; pass --cluster-kubeconfig to remove them",
+            left.join(" and ")
         )?,
-        (None, None) => {}
+        None => {}
     }
     Ok(())
 }
 
-/// Deletes what `--service-account` created in the cluster `picked` signs in to (the
-/// namespace stays: other things may live there).
+/// Deletes what `register` created in the cluster `picked` signs in to: the ServiceAccount
+/// of `--service-account` and the spoke agent.
 async fn remove_account(picked: &Picked, out: &mut impl Write) -> anyhow::Result<()> {
     let client = picked.client().await?;
     let mut applier = Applier::new(client, false);
     let mut objects = account_objects();
-    objects.remove(0); // the namespace
     objects.push(json!({"apiVersion": "v1", "kind": "Secret",
                         "metadata": {"name": token_secret(), "namespace": ACCOUNT_NAMESPACE}}));
+    objects.extend(manifests::render_spoke("", manifests::VERSION, "")?);
+    // The namespace stays: other things may live there.
+    objects.retain(|o| o["kind"] != "Namespace");
     for object in objects.iter().rev() {
         let api = applier.api_for(object).await?;
         let name = object["metadata"]["name"].as_str().unwrap_or_default();

@@ -28,6 +28,8 @@ pub struct Installed {
     pub version: String,
     /// The image of its first container.
     pub image: String,
+    /// The agent mode it records (the agent's says how new clusters are served).
+    pub agent_mode: manifests::AgentMode,
 }
 
 /// The sveltos-events controllers installed in the cluster (Deployments labelled
@@ -44,6 +46,7 @@ pub async fn installed(client: &kube::Client) -> anyhow::Result<Vec<Installed>> 
         .into_iter()
         .map(|d| {
             let labels = d.metadata.labels.unwrap_or_default();
+            let agent_mode = manifests::AgentMode::of(d.metadata.annotations.as_ref());
             let image = d
                 .spec
                 .and_then(|s| s.template.spec)
@@ -61,6 +64,7 @@ pub async fn installed(client: &kube::Client) -> anyhow::Result<Vec<Installed>> 
                     .cloned()
                     .unwrap_or_else(|| "unknown".to_owned()),
                 image,
+                agent_mode,
             }
         })
         .collect();

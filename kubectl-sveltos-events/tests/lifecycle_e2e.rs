@@ -3,7 +3,8 @@
 //! Deployments say (command, args, env), each signed in with its own ServiceAccount's token;
 //! `check` before and after they run; `register cluster --service-account`; the
 //! network-policy example through them; `uninstall` withdrawing the add-on before it removes
-//! the controllers; `uninstall --crds` leaving nothing behind.
+//! the controllers; `uninstall --crds` leaving nothing behind. In spoke mode, `register`
+//! deploys the agent into the managed cluster and the example runs through that agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 mod common;
@@ -37,21 +38,21 @@ fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// A kubeconfig of the management cluster signed in as ServiceAccount `projectsveltos/name`,
-/// through a token Secret the cluster fills in.
-fn account_kubeconfig(dir: &Path, name: &str) -> PathBuf {
+/// A kubeconfig of `cluster` signed in as ServiceAccount `projectsveltos/name`, through a
+/// token Secret the cluster fills in.
+fn account_kubeconfig(dir: &Path, cluster: &str, name: &str) -> PathBuf {
     let secret = format!(
         "{{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/service-account-token\",\
          \"metadata\":{{\"name\":\"{name}-token\",\"namespace\":\"projectsveltos\",\
          \"annotations\":{{\"kubernetes.io/service-account.name\":\"{name}\"}}}}}}"
     );
-    let path = dir.join(format!("{name}-secret.json"));
+    let path = dir.join(format!("{cluster}-{name}-secret.json"));
     std::fs::write(&path, secret).unwrap();
-    kubectl(dir, "mgmt", &["apply", "-f", path.to_str().unwrap()]);
+    kubectl(dir, cluster, &["apply", "-f", path.to_str().unwrap()]);
     let token = eventually("the token", || {
         let out = kubectl(
             dir,
-            "mgmt",
+            cluster,
             &[
                 "-n",
                 "projectsveltos",
@@ -68,24 +69,24 @@ fn account_kubeconfig(dir: &Path, name: &str) -> PathBuf {
     let token = base64::engine::general_purpose::STANDARD
         .decode(token)
         .unwrap();
-    let admin = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
+    let admin = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
     let own = admin.replace(
         "token: sandbox\n",
         &format!("token: {}\n", String::from_utf8(token).unwrap()),
     );
     assert_ne!(own, admin);
-    let path = dir.join(format!("{name}.kubeconfig"));
+    let path = dir.join(format!("{cluster}-{name}.kubeconfig"));
     std::fs::write(&path, own).unwrap();
     path
 }
 
-/// Starts the binary of Deployment `name` as its pod would run: its command, its args (each
-/// listening address moved to a free loopback port), its env (the namespace from the
-/// downward API), as its ServiceAccount.
-fn start_controller(dir: &Path, name: &str) -> Process {
+/// Starts the binary of Deployment `projectsveltos/name` in `cluster` as its pod would run:
+/// its command, its args (each listening address moved to a free loopback port), its env (the
+/// namespace from the downward API), as its ServiceAccount.
+fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
     let deployment: Value = serde_json::from_str(&kubectl(
         dir,
-        "mgmt",
+        cluster,
         &[
             "-n",
             "projectsveltos",
@@ -117,9 +118,9 @@ fn start_controller(dir: &Path, name: &str) -> Process {
         process.env(var["name"].as_str().unwrap(), value);
     }
     let account = pod["serviceAccountName"].as_str().unwrap();
-    let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
+    let log = std::fs::File::create(dir.join(format!("{cluster}-{name}.log"))).unwrap();
     let child = process
-        .env("KUBECONFIG", account_kubeconfig(dir, account))
+        .env("KUBECONFIG", account_kubeconfig(dir, cluster, account))
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(log)
@@ -197,8 +198,8 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
         ],
     );
 
-    let manager = start_controller(dir, "sveltos-events-manager");
-    let agent = start_controller(dir, "sveltos-events-agent");
+    let manager = start_controller(dir, "mgmt", "sveltos-events-manager");
+    let agent = start_controller(dir, "mgmt", "sveltos-events-agent");
     let managed = dir.join("cluster-1.kubeconfig");
     plugin(
         dir,
@@ -266,4 +267,110 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
         ],
     );
     assert!(labelled.trim().is_empty(), "{labelled}");
+}
+
+#[test]
+fn a_spoke_cluster_gets_its_own_agent_and_the_example_runs_through_it() {
+    let sandbox = common::start_bare(1);
+    let dir = &sandbox.dir;
+    plugin(
+        dir,
+        &[
+            "install",
+            "--image",
+            "sveltos-events:test",
+            "--agent-mode",
+            "spoke",
+            "--timeout",
+            "30s",
+        ],
+    )
+    .ok();
+    let _manager = start_controller(dir, "mgmt", "sveltos-events-manager");
+    let _hub = start_controller(dir, "mgmt", "sveltos-events-agent");
+    let managed = dir.join("cluster-1.kubeconfig");
+    let managed = managed.to_str().unwrap();
+    let registered = plugin(
+        dir,
+        &[
+            "register",
+            "cluster",
+            "-n",
+            "default",
+            "--name",
+            "cluster-1",
+            "--labels",
+            "env=fv",
+            "--cluster-kubeconfig",
+            managed,
+        ],
+    )
+    .ok();
+    assert!(
+        registered
+            .stdout
+            .contains("spoke agent sveltos-events:test deployed"),
+        "{}",
+        registered.stdout
+    );
+    let mode = kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "default",
+            "get",
+            "sveltoscluster",
+            "cluster-1",
+            "-o",
+            "jsonpath={.metadata.annotations.sveltos-events\\.io/agent-mode}",
+        ],
+    );
+    assert_eq!(mode, "spoke");
+
+    // The agent runs in cluster-1, as the Deployment register put there says.
+    let _spoke = start_controller(dir, "cluster-1", "sveltos-events-agent");
+    apply_example(dir, "mgmt", "network-policy", "");
+    apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
+    eventually("the spoke's own EventReport", || {
+        let reports = items(
+            dir,
+            "cluster-1",
+            &["-n", "projectsveltos", "get", "eventreports"],
+        );
+        (!reports.is_empty()).then_some(())
+    });
+    eventually("the NetworkPolicy in cluster-1", || {
+        let policies = items(dir, "cluster-1", &["get", "networkpolicies", "-A"]);
+        (!policies.is_empty()).then_some(())
+    });
+
+    let gone = plugin(
+        dir,
+        &[
+            "deregister",
+            "cluster",
+            "-n",
+            "default",
+            "--name",
+            "cluster-1",
+            "--cluster-kubeconfig",
+            managed,
+        ],
+    )
+    .ok();
+    assert!(
+        gone.stdout
+            .contains("deployment.apps/sveltos-events-agent deleted"),
+        "{}",
+        gone.stdout
+    );
+    assert!(
+        items(
+            dir,
+            "cluster-1",
+            &["-n", "projectsveltos", "get", "deployments"]
+        )
+        .is_empty()
+    );
 }

@@ -48,6 +48,21 @@ mkdir -p "$dir"
 KNODE_KUBE_PROXY=1 "$node_tool/node.sh" start "$dir"
 "$node_tool/node.sh" load "$dir" "$work/image.tar"
 
+step "a user who may only read is refused before anything changes, each missing right named"
+k -n default create serviceaccount reader
+k create clusterrolebinding reader --clusterrole view --serviceaccount default:reader
+eventually 30 "the reader's token" test -n "$(k -n default get sa reader -o jsonpath='{.secrets[0].name}')"
+reader_token=$(k -n default get secret "$(k -n default get sa reader -o jsonpath='{.secrets[0].name}')" -o jsonpath='{.data.token}' | base64 -d)
+sed "s#^\( *\)\(client-certificate-data\|token\):.*#\1token: $reader_token#; /client-key-data/d" "$dir/kubeconfig" >"$work/reader.kubeconfig"
+set +e
+"$plugin" check --pre --kubeconfig "$work/reader.kubeconfig"; pre=$?
+"$plugin" install --kubeconfig "$work/reader.kubeconfig" --image "$image" 2>"$work/refused.txt"; refused=$?
+set -e
+cat "$work/refused.txt"
+test "$pre" = 1 && test "$refused" = 2
+grep -q "get/create/patch customresourcedefinitions.apiextensions.k8s.io;" "$work/refused.txt"
+test -z "$(k get crd -o name)"
+
 step "install"
 "$plugin" check --pre --kubeconfig "$dir/kubeconfig"
 "$plugin" install --kubeconfig "$dir/kubeconfig" --image "$image" --timeout 3m

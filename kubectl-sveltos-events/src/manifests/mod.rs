@@ -8,6 +8,10 @@ use serde_json::{Value, json};
 
 /// The template of everything but the CRDs.
 const CONTROLLERS: &str = include_str!("controllers.yaml");
+/// One controller's Deployment, included by the other two.
+const DEPLOYMENT: &str = include_str!("deployment.yaml");
+/// The spoke-mode agent in a managed cluster.
+const SPOKE: &str = include_str!("spoke.yaml");
 
 /// The plugin's version, which is also the default version of the controllers it installs.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -44,6 +48,36 @@ pub struct Values {
     pub shard_key: String,
     /// Whether the manager deploys ClusterProfiles itself (else Sveltos' addon-controller).
     pub deployer: bool,
+    /// Where the agent evaluates EventSources for clusters registered from now on.
+    pub agent_mode: AgentMode,
+}
+
+/// Where a cluster's EventSources are evaluated (`--agent-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AgentMode {
+    /// By the agent in the management cluster, through the registered kubeconfig: nothing
+    /// runs in managed clusters.
+    #[default]
+    Hub,
+    /// By an agent `register cluster` deploys in each managed cluster; the hub agent relays.
+    Spoke,
+}
+
+impl AgentMode {
+    /// The mode recorded on a Deployment's annotations (hub when absent).
+    pub fn of(annotations: Option<&std::collections::BTreeMap<String, String>>) -> Self {
+        match annotations.and_then(|a| a.get(api::labels::AGENT_MODE_ANNOTATION)) {
+            Some(mode) if mode == api::labels::AGENT_MODE_SPOKE => AgentMode::Spoke,
+            _ => AgentMode::Hub,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            AgentMode::Hub => "hub",
+            AgentMode::Spoke => api::labels::AGENT_MODE_SPOKE,
+        }
+    }
 }
 
 impl Values {
@@ -56,6 +90,7 @@ impl Values {
             replicas: 1,
             shard_key: String::new(),
             deployer: true,
+            agent_mode: AgentMode::Hub,
         }
     }
 }
@@ -68,6 +103,7 @@ struct Controller {
     replicas: u32,
     recreate: bool,
     ports: Value,
+    annotations: Value,
 }
 
 #[derive(Serialize)]
@@ -142,6 +178,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             replicas: values.replicas,
             recreate: false,
             ports: json!([port("http", 8080), port("webhook", 9443)]),
+            annotations: json!({}),
         },
         Controller {
             name: AGENT,
@@ -153,6 +190,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             replicas: 1,
             recreate: true,
             ports: json!([port("http", 8081)]),
+            annotations: json!({api::labels::AGENT_MODE_ANNOTATION: values.agent_mode.word()}),
         },
     ];
     let mut cluster_roles = vec![
@@ -188,28 +226,66 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             accounts: vec![MANAGER, AGENT],
         },
     ];
+    render_template(
+        "controllers.yaml",
+        json!({
+            "namespace": values.namespace,
+            "sveltos_namespace": sveltos_namespace,
+            "image": values.image,
+            "version": values.version,
+            "lease": controller::leader::lease_name(&values.shard_key),
+            "webhook_secret": controller::webhook::SECRET,
+            "converted_crds": converted_crds,
+            "deployer": values.deployer,
+            "controllers": controllers,
+            "cluster_roles": cluster_roles,
+            "roles": roles,
+        }),
+    )
+}
+
+/// The spoke-mode agent for the managed cluster `cluster`, running `image` at `version`.
+pub fn render_spoke(image: &str, version: &str, cluster: &str) -> anyhow::Result<Vec<Value>> {
+    let agent = Controller {
+        name: AGENT,
+        container: "agent",
+        args: vec![
+            "--mode=spoke".to_owned(),
+            format!("--cluster-name={cluster}"),
+            "--http-addr=0.0.0.0:8081".to_owned(),
+        ],
+        replicas: 1,
+        recreate: true,
+        ports: json!([{"name": "http", "containerPort": 8081, "protocol": "TCP"}]),
+        annotations: json!({api::labels::AGENT_MODE_ANNOTATION: AgentMode::Spoke.word()}),
+    };
+    render_template(
+        "spoke.yaml",
+        json!({
+            "namespace": api::labels::SVELTOS_NAMESPACE,
+            "image": image,
+            "version": version,
+            "controllers": [agent],
+        }),
+    )
+}
+
+/// Renders one of the templates with `context` into its objects.
+fn render_template(name: &str, context: Value) -> anyhow::Result<Vec<Value>> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-    env.add_template("controllers.yaml", CONTROLLERS)
-        .context("parsing the controllers' template")?;
+    for (template, text) in [
+        ("controllers.yaml", CONTROLLERS),
+        ("deployment.yaml", DEPLOYMENT),
+        ("spoke.yaml", SPOKE),
+    ] {
+        env.add_template(template, text)
+            .with_context(|| format!("parsing the template {template}"))?;
+    }
     let text = env
-        .get_template("controllers.yaml")
-        .and_then(|t| {
-            t.render(minijinja::Value::from(minijinja::value::Serde(json!({
-                "namespace": values.namespace,
-                "sveltos_namespace": sveltos_namespace,
-                "image": values.image,
-                "version": values.version,
-                "lease": controller::leader::lease_name(&values.shard_key),
-                "webhook_secret": controller::webhook::SECRET,
-                "converted_crds": converted_crds,
-                "deployer": values.deployer,
-                "controllers": controllers,
-                "cluster_roles": cluster_roles,
-                "roles": roles,
-            }))))
-        })
-        .context("rendering the controllers' template")?;
+        .get_template(name)
+        .and_then(|t| t.render(minijinja::Value::from(minijinja::value::Serde(context))))
+        .with_context(|| format!("rendering the template {name}"))?;
     let objects = api::load::documents(&text).context("reading the rendered manifests")?;
     Ok(objects.into_iter().filter(|o| !o.is_null()).collect())
 }

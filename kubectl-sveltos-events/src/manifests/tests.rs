@@ -240,3 +240,41 @@ fn the_export_is_yaml_that_reads_back_to_the_same_objects() {
     let back = api::load::documents(&text).unwrap();
     assert_eq!(back, objects);
 }
+
+#[test]
+fn the_spoke_agent_is_labelled_bound_hardened_and_named_after_its_cluster() {
+    let objects = render_spoke("registry.example/se:v1.2.3", "1.2.3", "edge-1").unwrap();
+    for o in &objects {
+        assert_eq!(o["metadata"]["labels"][PART_OF.0], PART_OF.1, "{o}");
+    }
+    let deployment = find(&objects, "Deployment", AGENT).unwrap();
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], AGENT);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    assert!(args.contains(&json!("--mode=spoke")), "{args:?}");
+    assert!(args.contains(&json!("--cluster-name=edge-1")), "{args:?}");
+    assert_eq!(pod["containers"][0]["image"], "registry.example/se:v1.2.3");
+    assert!(find(&objects, "ServiceAccount", AGENT).is_some());
+    let binding = find(&objects, "ClusterRoleBinding", "sveltos-events-spoke-agent").unwrap();
+    assert_eq!(binding["subjects"][0]["name"], AGENT);
+    // The spoke agent reads but never writes outside its namespace.
+    let role = find(&objects, "ClusterRole", "sveltos-events-spoke-agent").unwrap();
+    for rule in role["rules"].as_array().unwrap() {
+        for verb in rule["verbs"].as_array().unwrap() {
+            assert!(["get", "list", "watch"].contains(&verb.as_str().unwrap()), "{rule}");
+        }
+    }
+}
+
+#[test]
+fn the_agent_deployment_records_the_agent_mode() {
+    let mut values = Values::defaults("1.2.3");
+    let mode = |objects: &[Value]| {
+        let annotations = &find(objects, "Deployment", AGENT).unwrap()["metadata"]["annotations"];
+        annotations[api::labels::AGENT_MODE_ANNOTATION].clone()
+    };
+    assert_eq!(mode(&render(&values).unwrap()), "hub");
+    values.agent_mode = AgentMode::Spoke;
+    assert_eq!(mode(&render(&values).unwrap()), "spoke");
+}
