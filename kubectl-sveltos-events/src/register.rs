@@ -54,9 +54,9 @@ pub enum Deregister {
     Cluster(DeregisterArgs),
 }
 
-/// Flags of `register cluster`.
+/// The SveltosCluster a command names, and the management cluster it is in.
 #[derive(Debug, clap::Args)]
-pub struct RegisterArgs {
+pub struct Named {
     #[command(flatten)]
     mgmt: ClusterArgs,
     /// Namespace of the SveltosCluster in the management cluster.
@@ -65,6 +65,13 @@ pub struct RegisterArgs {
     /// Name of the SveltosCluster.
     #[arg(long)]
     name: String,
+}
+
+/// Flags of `register cluster`.
+#[derive(Debug, clap::Args)]
+pub struct RegisterArgs {
+    #[command(flatten)]
+    cluster: Named,
     /// Kubeconfig of the cluster to register.
     #[arg(long)]
     cluster_kubeconfig: PathBuf,
@@ -99,13 +106,7 @@ pub struct RegisterArgs {
 #[derive(Debug, clap::Args)]
 pub struct DeregisterArgs {
     #[command(flatten)]
-    mgmt: ClusterArgs,
-    /// Namespace of the SveltosCluster.
-    #[arg(short, long)]
-    namespace: String,
-    /// Name of the SveltosCluster.
-    #[arg(long)]
-    name: String,
+    cluster: Named,
     /// Kubeconfig of the cluster, to remove what register made there (the ServiceAccount of
     /// --service-account, the spoke agent).
     #[arg(long)]
@@ -140,12 +141,17 @@ pub fn parse_labels(text: &str) -> Result<Labels, String> {
 
 /// Runs `register cluster`.
 pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    crate::install::validate_name("--name", &args.name)?;
-    crate::install::validate_name("--namespace", &args.namespace)?;
+    let Named {
+        mgmt,
+        namespace,
+        name,
+    } = &args.cluster;
+    crate::install::validate_name("--name", name)?;
+    crate::install::validate_name("--namespace", namespace)?;
     let picked = kubeconfig::read(&args.cluster_kubeconfig, args.cluster_context.as_deref())?;
     // Checked before anything is written: the management cluster can take the registration.
-    let (mgmt, mgmt_url, _) = args.mgmt.connect().await?;
-    ready_for_clusters(&mgmt, &args.namespace).await?;
+    let (mgmt, mgmt_url, _) = mgmt.connect().await?;
+    ready_for_clusters(&mgmt, namespace).await?;
     let agent = crate::version::installed(&mgmt)
         .await?
         .into_iter()
@@ -176,14 +182,14 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
             format!(
                 "cluster {} at {} does not answer with the credentials to register \
                  (--no-verify registers it anyway)",
-                args.name,
+                name,
                 registered.server()
             )
         })?;
-        writeln!(out, "cluster {} answers: Kubernetes {version}", args.name)?;
+        writeln!(out, "cluster {} answers: Kubernetes {version}", name)?;
     }
     if mode == AgentMode::Spoke {
-        let objects = manifests::render_spoke(&agent.image, &agent.version, &args.name)?;
+        let objects = manifests::render_spoke(&agent.image, &agent.version, name)?;
         let client = picked.client().await?;
         let mut applier = Applier::as_manager(client, REGISTER_MANAGER, false);
         for object in &objects {
@@ -204,9 +210,9 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
     if let Some(server) = &args.cluster_server {
         to_register.cluster.server = Some(server.clone());
     }
-    let text = kubeconfig::to_yaml(&to_register.document(&args.name))?;
-    let mut cluster = SveltosCluster::new(&args.name, Default::default());
-    cluster.metadata.namespace = Some(args.namespace.clone());
+    let text = kubeconfig::to_yaml(&to_register.document(name))?;
+    let mut cluster = SveltosCluster::new(name, Default::default());
+    cluster.metadata.namespace = Some(namespace.clone());
     cluster.metadata.labels = Some(args.labels.clone());
     let mut annotations = BTreeMap::new();
     if args.service_account {
@@ -222,15 +228,15 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
         );
     }
     cluster.metadata.annotations = Some(annotations);
-    let existed = Api::<SveltosCluster>::namespaced(mgmt.clone(), &args.namespace)
-        .get_opt(&args.name)
+    let existed = Api::<SveltosCluster>::namespaced(mgmt.clone(), namespace)
+        .get_opt(name)
         .await
         .map_err(in_words)?
         .is_some();
     agent::hub::connect::register(&mgmt, FIELD_MANAGER, &cluster, &text)
         .await
         .map_err(in_words)
-        .with_context(|| format!("registering cluster {}/{}", args.namespace, args.name))?;
+        .with_context(|| format!("registering cluster {}/{}", namespace, name))?;
     let how = if args.service_account {
         format!("as ServiceAccount {ACCOUNT_NAMESPACE}/{ACCOUNT}")
     } else {
@@ -239,8 +245,8 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
     writeln!(
         out,
         "sveltoscluster {}/{} {} in {mgmt_url}: {} {how}",
-        args.namespace,
-        args.name,
+        namespace,
+        name,
         if existed { "updated" } else { "registered" },
         to_register.server()
     )?;
@@ -380,11 +386,16 @@ async fn verify(picked: &Picked) -> anyhow::Result<String> {
 
 /// Runs `deregister cluster`.
 pub async fn deregister(args: DeregisterArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let (mgmt, mgmt_url, _) = args.mgmt.connect().await?;
-    let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), &args.namespace);
-    let id = format!("{}/{}", args.namespace, args.name);
+    let Named {
+        mgmt,
+        namespace,
+        name,
+    } = &args.cluster;
+    let (mgmt, mgmt_url, _) = mgmt.connect().await?;
+    let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), namespace);
+    let id = format!("{}/{}", namespace, name);
     let cluster = clusters
-        .get_opt(&args.name)
+        .get_opt(name)
         .await
         .map_err(in_words)
         .with_context(|| format!("reading sveltoscluster {id}"))?;
@@ -408,18 +419,18 @@ pub async fn deregister(args: DeregisterArgs, out: &mut impl Write) -> anyhow::R
         Some(cluster) => {
             let secret = cluster.kubeconfig_secret_name();
             clusters
-                .delete(&args.name, &DeleteParams::default())
+                .delete(name, &DeleteParams::default())
                 .await
                 .map_err(in_words)
                 .with_context(|| format!("deleting sveltoscluster {id}"))?;
             writeln!(out, "sveltoscluster {id} deleted from {mgmt_url}")?;
-            let secrets: Api<Secret> = Api::namespaced(mgmt.clone(), &args.namespace);
+            let secrets: Api<Secret> = Api::namespaced(mgmt.clone(), namespace);
             match secrets.delete(&secret, &DeleteParams::default()).await {
-                Ok(_) => writeln!(out, "secret {}/{secret} deleted", args.namespace)?,
+                Ok(_) => writeln!(out, "secret {}/{secret} deleted", namespace)?,
                 Err(kube::Error::Api(e)) if e.code == 404 => {}
                 Err(e) => {
                     return Err(in_words(e))
-                        .with_context(|| format!("deleting secret {}/{secret}", args.namespace));
+                        .with_context(|| format!("deleting secret {}/{secret}", namespace));
                 }
             }
         }

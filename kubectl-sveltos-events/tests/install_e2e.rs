@@ -217,12 +217,7 @@ fn register_and_deregister_a_cluster_with_a_service_account() {
         "--name",
         "cluster-1",
     ];
-    let with = |extra: &[&str]| {
-        let mut args = register.to_vec();
-        args.extend(["--cluster-kubeconfig", managed]);
-        args.extend(extra);
-        plugin(dir, &args)
-    };
+    let with = |extra: &[&str]| common::register_cluster_1(dir, extra);
     with(&[]).fails_saying("sveltos-events is not installed there");
     plugin(dir, &["install", "--timeout", "30s"]).ok();
     let mut elsewhere = register.to_vec();
@@ -264,20 +259,7 @@ fn register_and_deregister_a_cluster_with_a_service_account() {
         !registered.contains("token: sandbox\n"),
         "the user's own token: {registered}"
     );
-    let cluster: serde_json::Value = serde_json::from_str(&kubectl(
-        dir,
-        "mgmt",
-        &[
-            "-n",
-            "default",
-            "get",
-            "sveltoscluster",
-            "cluster-1",
-            "-o",
-            "json",
-        ],
-    ))
-    .unwrap();
+    let cluster = common::sveltos_cluster_1(dir);
     assert_eq!(cluster["metadata"]["labels"]["dep"], "eng");
     assert_eq!(
         cluster["metadata"]["annotations"]["sveltos-events.io/service-account"],
@@ -319,20 +301,7 @@ fn register_and_deregister_a_cluster_with_a_service_account() {
     unreachable.push("--no-verify");
     plugin(dir, &unreachable).ok();
 
-    let gone = plugin(
-        dir,
-        &[
-            "deregister",
-            "cluster",
-            "-n",
-            "default",
-            "--name",
-            "cluster-1",
-            "--cluster-kubeconfig",
-            managed,
-        ],
-    )
-    .ok();
+    let gone = common::deregister_cluster_1(dir).ok();
     assert!(
         gone.stdout
             .contains("sveltoscluster default/cluster-1 deleted"),

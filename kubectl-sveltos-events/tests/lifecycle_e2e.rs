@@ -129,6 +129,21 @@ fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
     Process(child)
 }
 
+/// Scales the manager Deployment (the sandbox completes the rollout at once).
+fn scale_manager(dir: &Path, replicas: u32) {
+    let replicas = format!("--replicas={replicas}");
+    let args = [
+        "-n",
+        "projectsveltos",
+        "scale",
+        "deployment",
+        "sveltos-events-manager",
+    ];
+    let mut args = args.to_vec();
+    args.push(&replicas);
+    kubectl(dir, "mgmt", &args);
+}
+
 fn check(dir: &Path) -> (Run, Value) {
     let run = plugin(dir, &["check", "-o", "json"]);
     let report = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
@@ -171,53 +186,14 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     );
 
     // With a trigger and no manager available, uninstall stops and says what it would leave.
-    kubectl(
-        dir,
-        "mgmt",
-        &[
-            "-n",
-            "projectsveltos",
-            "scale",
-            "deployment",
-            "sveltos-events-manager",
-            "--replicas=0",
-        ],
-    );
+    scale_manager(dir, 0);
     apply_example(dir, "mgmt", "network-policy", "");
     plugin(dir, &["uninstall"]).fails_saying("the manager is not running");
-    kubectl(
-        dir,
-        "mgmt",
-        &[
-            "-n",
-            "projectsveltos",
-            "scale",
-            "deployment",
-            "sveltos-events-manager",
-            "--replicas=1",
-        ],
-    );
+    scale_manager(dir, 1);
 
     let manager = start_controller(dir, "mgmt", "sveltos-events-manager");
     let agent = start_controller(dir, "mgmt", "sveltos-events-agent");
-    let managed = dir.join("cluster-1.kubeconfig");
-    plugin(
-        dir,
-        &[
-            "register",
-            "cluster",
-            "-n",
-            "default",
-            "--name",
-            "cluster-1",
-            "--service-account",
-            "--labels",
-            "env=fv",
-            "--cluster-kubeconfig",
-            managed.to_str().unwrap(),
-        ],
-    )
-    .ok();
+    common::register_cluster_1(dir, &["--service-account", "--labels", "env=fv"]).ok();
     let healthy = eventually("check to pass", || {
         let (run, report) = check(dir);
         (run.code == 0).then_some(report)
@@ -288,24 +264,7 @@ fn a_spoke_cluster_gets_its_own_agent_and_the_example_runs_through_it() {
     .ok();
     let _manager = start_controller(dir, "mgmt", "sveltos-events-manager");
     let _hub = start_controller(dir, "mgmt", "sveltos-events-agent");
-    let managed = dir.join("cluster-1.kubeconfig");
-    let managed = managed.to_str().unwrap();
-    let registered = plugin(
-        dir,
-        &[
-            "register",
-            "cluster",
-            "-n",
-            "default",
-            "--name",
-            "cluster-1",
-            "--labels",
-            "env=fv",
-            "--cluster-kubeconfig",
-            managed,
-        ],
-    )
-    .ok();
+    let registered = common::register_cluster_1(dir, &["--labels", "env=fv"]).ok();
     assert!(
         registered
             .stdout
@@ -313,20 +272,11 @@ fn a_spoke_cluster_gets_its_own_agent_and_the_example_runs_through_it() {
         "{}",
         registered.stdout
     );
-    let mode = kubectl(
-        dir,
-        "mgmt",
-        &[
-            "-n",
-            "default",
-            "get",
-            "sveltoscluster",
-            "cluster-1",
-            "-o",
-            "jsonpath={.metadata.annotations.sveltos-events\\.io/agent-mode}",
-        ],
+    let cluster = common::sveltos_cluster_1(dir);
+    assert_eq!(
+        cluster["metadata"]["annotations"]["sveltos-events.io/agent-mode"],
+        "spoke"
     );
-    assert_eq!(mode, "spoke");
 
     // The agent runs in cluster-1, as the Deployment register put there says.
     let _spoke = start_controller(dir, "cluster-1", "sveltos-events-agent");
@@ -345,20 +295,7 @@ fn a_spoke_cluster_gets_its_own_agent_and_the_example_runs_through_it() {
         (!policies.is_empty()).then_some(())
     });
 
-    let gone = plugin(
-        dir,
-        &[
-            "deregister",
-            "cluster",
-            "-n",
-            "default",
-            "--name",
-            "cluster-1",
-            "--cluster-kubeconfig",
-            managed,
-        ],
-    )
-    .ok();
+    let gone = common::deregister_cluster_1(dir).ok();
     assert!(
         gone.stdout
             .contains("deployment.apps/sveltos-events-agent deleted"),

@@ -262,7 +262,10 @@ fn the_spoke_agent_is_labelled_bound_hardened_and_named_after_its_cluster() {
     let role = find(&objects, "ClusterRole", "sveltos-events-spoke-agent").unwrap();
     for rule in role["rules"].as_array().unwrap() {
         for verb in rule["verbs"].as_array().unwrap() {
-            assert!(["get", "list", "watch"].contains(&verb.as_str().unwrap()), "{rule}");
+            assert!(
+                ["get", "list", "watch"].contains(&verb.as_str().unwrap()),
+                "{rule}"
+            );
         }
     }
 }

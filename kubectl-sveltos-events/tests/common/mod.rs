@@ -166,3 +166,55 @@ pub fn dead_kubeconfig(dir: &Path, cluster: &str) -> PathBuf {
     std::fs::write(&path, dead).unwrap();
     path
 }
+
+/// `deregister cluster default/cluster-1`, removing what register made there too.
+pub fn deregister_cluster_1(dir: &Path) -> Run {
+    let managed = dir.join("cluster-1.kubeconfig");
+    plugin(
+        dir,
+        &[
+            "deregister",
+            "cluster",
+            "-n",
+            "default",
+            "--name",
+            "cluster-1",
+            "--cluster-kubeconfig",
+            managed.to_str().unwrap(),
+        ],
+    )
+}
+
+/// `register cluster default/cluster-1` with the sandbox's kubeconfig of cluster-1 and `extra`.
+pub fn register_cluster_1(dir: &Path, extra: &[&str]) -> Run {
+    let managed = dir.join("cluster-1.kubeconfig");
+    let mut args = vec![
+        "register",
+        "cluster",
+        "-n",
+        "default",
+        "--name",
+        "cluster-1",
+    ];
+    args.extend(["--cluster-kubeconfig", managed.to_str().unwrap()]);
+    args.extend(extra);
+    plugin(dir, &args)
+}
+
+/// The SveltosCluster default/cluster-1 in the management cluster.
+pub fn sveltos_cluster_1(dir: &Path) -> Value {
+    let json = kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "default",
+            "get",
+            "sveltoscluster",
+            "cluster-1",
+            "-o",
+            "json",
+        ],
+    );
+    serde_json::from_str(&json).unwrap()
+}
