@@ -118,6 +118,10 @@ pub const AGENT_SOURCES_KEY_PREFIX: &str = "eventsource-";
 pub const AGENT_MODE_ANNOTATION: &str = "sveltos-events.io/agent-mode";
 /// Value of [`AGENT_MODE_ANNOTATION`] for spoke mode.
 pub const AGENT_MODE_SPOKE: &str = "spoke";
+/// SveltosCluster annotation that changes whenever `register cluster` writes new credentials:
+/// the hub agent reconnects at once instead of waiting out its retry delay or keeping a
+/// connection made with the old ones.
+pub const KUBECONFIG_REVISION_ANNOTATION: &str = "sveltos-events.io/kubeconfig-revision";
 
 /// Finalizer the manager puts on EventTriggers.
 pub const EVENT_TRIGGER_FINALIZER: &str = "eventtrigger.finalizer.projectsveltos.io";

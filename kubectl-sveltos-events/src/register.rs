@@ -227,6 +227,10 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
             api::labels::AGENT_MODE_SPOKE.to_owned(),
         );
     }
+    annotations.insert(
+        api::labels::KUBECONFIG_REVISION_ANNOTATION.to_owned(),
+        revision(&text),
+    );
     cluster.metadata.annotations = Some(annotations);
     let existed = Api::<SveltosCluster>::namespaced(mgmt.clone(), namespace)
         .get_opt(name)
@@ -255,6 +259,15 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
         "`kubectl sveltos-events check` shows when the agent has connected to it"
     )?;
     Ok(())
+}
+
+/// A short fingerprint of a kubeconfig, so the agent sees new credentials at once (SipHash
+/// with fixed keys: stable for a given build, which is all a change marker needs).
+fn revision(kubeconfig: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    kubeconfig.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 /// The management cluster serves SveltosClusters and has the namespace.

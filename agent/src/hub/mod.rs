@@ -87,8 +87,26 @@ pub(crate) async fn fill_caches(
 /// A running cluster task and the channel that tells it its EventSources.
 struct Running {
     sources: watch::Sender<Sources>,
-    spoke: bool,
+    /// How the task reaches the cluster; another one needs another task.
+    connection: Connection,
     task: JoinHandle<()>,
+}
+
+/// What a cluster task's connection was made from: the mode and the credentials' revision
+/// ([`api::labels::KUBECONFIG_REVISION_ANNOTATION`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Connection {
+    spoke: bool,
+    revision: Option<String>,
+}
+
+impl Connection {
+    fn of(cluster: &Registration) -> Self {
+        Connection {
+            spoke: cluster.is_spoke(),
+            revision: cluster.annotation(api::labels::KUBECONFIG_REVISION_ANNOTATION),
+        }
+    }
 }
 
 /// Reflector stores of what the hub reads in the management cluster.
@@ -270,14 +288,15 @@ async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, 
     }
     crate::observe::metrics().set_clusters(wanted.len());
     for (id, cluster) in wanted {
-        let spoke = cluster.is_spoke();
+        let connection = Connection::of(&cluster);
+        let spoke = connection.spoke;
         let sources = if spoke {
             caches.copies_of(&id)
         } else {
             caches.sources_of(&id)
         };
         match running.get(&id) {
-            Some(existing) if !existing.task.is_finished() && existing.spoke == spoke => {
+            Some(existing) if !existing.task.is_finished() && existing.connection == connection => {
                 cluster::update_sources(&existing.sources, sources);
             }
             _ => {
@@ -292,7 +311,7 @@ async fn sync(mgmt: &Client, caches: &Caches, running: &mut BTreeMap<ClusterId, 
                     id,
                     Running {
                         sources: sender,
-                        spoke,
+                        connection,
                         task,
                     },
                 );
