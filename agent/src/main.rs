@@ -29,6 +29,9 @@ struct Args {
     /// Hub mode: serve only the Cluster API clusters carrying this annotation (all when unset).
     #[arg(long)]
     capi_onboard_annotation: Option<String>,
+    /// Log as JSON lines.
+    #[arg(long)]
+    json_logs: bool,
 }
 
 /// Where the agent runs.
@@ -45,10 +48,14 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if args.json_logs {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
     let config = sveltos_events_agent::hub::connect::load_config(args.kubeconfig.as_deref(), None)
         .await
         .context("finding the cluster to run in")?;

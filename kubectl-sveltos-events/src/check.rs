@@ -312,7 +312,7 @@ async fn installation(client: &Client, namespace: Option<&str>) -> Vec<Check> {
         Check::from("controllers", controllers(client, &namespace).await),
         Check::from("leader", leader(client, &namespace, &shard).await),
         Check::from("conversion webhook", webhook(client).await),
-        clusters(client).await,
+        clusters(client, agent_running(client, &namespace).await).await,
         skew(found),
     ]
 }
@@ -466,8 +466,22 @@ async fn webhook(client: &Client) -> Outcome {
     })
 }
 
-/// Every registered SveltosCluster is connected.
-async fn clusters(client: &Client) -> Check {
+/// Whether the agent Deployment has an available replica (the clusters' status is only as
+/// fresh as the agent that writes it).
+async fn agent_running(client: &Client, namespace: &str) -> bool {
+    Api::<Deployment>::namespaced(client.clone(), namespace)
+        .get_opt(manifests::AGENT)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|d| d.status)
+        .and_then(|s| s.available_replicas)
+        .is_some_and(|n| n > 0)
+}
+
+/// Every registered SveltosCluster is connected (as the agent last recorded it: when the agent
+/// is not running, that record may be stale, and the check says so rather than pass).
+async fn clusters(client: &Client, agent_running: bool) -> Check {
     let name = "clusters";
     let api: Api<SveltosCluster> = Api::all(client.clone());
     let list = match api.list(&ListParams::default()).await {
@@ -502,6 +516,18 @@ async fn clusters(client: &Client) -> Check {
             )),
             _ => problems.push(format!("{id}: not connected yet")),
         }
+    }
+    if !agent_running {
+        return Check::new(
+            name,
+            Status::Failed,
+            format!(
+                "the agent is not running, so nothing follows the {} registered clusters (its \
+                 last record: {} connected)",
+                list.len(),
+                list.len() - problems.len()
+            ),
+        );
     }
     if problems.is_empty() {
         Check::new(

@@ -243,6 +243,14 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     assert!(items(dir, "mgmt", &["-n", "projectsveltos", "get", "deployments"]).is_empty());
     // The Deployments are gone, so are their pods.
     drop((manager, agent));
+    // The clusters' last recorded status is not taken for a live one.
+    let (_, report) = check(dir);
+    assert!(
+        failing(&report)
+            .iter()
+            .any(|f| f.contains("the agent is not running")),
+        "{report:#}"
+    );
 
     // Run again, it finds nothing left to withdraw; --crds takes the rest.
     let again = plugin(dir, &["uninstall"]).ok().stdout;

@@ -185,6 +185,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             container: "agent",
             args: vec![
                 "--mode=hub".to_owned(),
+                "--json-logs".to_owned(),
                 "--http-addr=0.0.0.0:8081".to_owned(),
             ],
             replicas: 1,
@@ -251,6 +252,7 @@ pub fn render_spoke(image: &str, version: &str, cluster: &str) -> anyhow::Result
         container: "agent",
         args: vec![
             "--mode=spoke".to_owned(),
+            "--json-logs".to_owned(),
             format!("--cluster-name={cluster}"),
             "--http-addr=0.0.0.0:8081".to_owned(),
         ],
