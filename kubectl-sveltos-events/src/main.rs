@@ -1,6 +1,7 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
 mod apply;
+mod chain;
 mod check;
 mod connect;
 mod demo;
@@ -32,6 +33,20 @@ enum Command {
     /// Check the installation (`--pre`: what install needs); exit 0 healthy, 1 problems, 2
     /// could not check.
     Check(check::Args),
+    /// Why was this deployed: from an add-on (or a ClusterProfile) up to the event that caused
+    /// it, each link checked.
+    ///
+    /// Example: `kubectl sveltos-events explain networkpolicy/front-my-service -n default
+    /// --cluster default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says
+    /// why), 2 the command could not run.
+    Explain(chain::cli::Args),
+    /// What did this cause: from a resource of a managed cluster down to the add-ons deployed
+    /// for it, each link checked.
+    ///
+    /// Example: `kubectl sveltos-events trace service/my-service -n default --cluster
+    /// default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says why), 2 the
+    /// command could not run.
+    Trace(chain::cli::Args),
     /// Withdraw every EventTrigger's add-ons, then remove the controllers (and the CRDs with
     /// --crds).
     Uninstall(uninstall::Args),
@@ -63,10 +78,18 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Sandbox(args) => sandbox::run(args).await,
         Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
-        Command::Check(args) => match check::run(args, &mut std::io::stdout()).await {
-            Ok(code) => std::process::exit(i32::from(code)),
-            Err(error) => exit_on_error(Err(error)),
-        },
+        Command::Check(args) => exit_with(check::run(args, &mut std::io::stdout()).await),
+        Command::Explain(args) => exit_with(
+            chain::cli::run(args, chain::cli::Direction::Upward, &mut std::io::stdout()).await,
+        ),
+        Command::Trace(args) => exit_with(
+            chain::cli::run(
+                args,
+                chain::cli::Direction::Downward,
+                &mut std::io::stdout(),
+            )
+            .await,
+        ),
         Command::Uninstall(args) => {
             exit_on_error(uninstall::run(args, &mut std::io::stdout()).await)
         }
@@ -81,6 +104,14 @@ async fn main() -> anyhow::Result<()> {
             let code = agent::cli::run(&args, &mut std::io::stdout().lock());
             std::process::exit(i32::from(code));
         }
+    }
+}
+
+/// Ends the process with the code a command chose, or as [`exit_on_error`] on an error.
+fn exit_with(result: anyhow::Result<u8>) -> ! {
+    match result {
+        Ok(code) => std::process::exit(i32::from(code)),
+        Err(error) => exit_on_error(Err(error)),
     }
 }
 

@@ -1,12 +1,13 @@
 //! End to end on the sandbox, through the real binary and kubectl: the NetworkPolicy scenario
 //! of the seed documents. A labelled Service in a managed cluster becomes an EventReport (agent),
 //! then a ClusterProfile and an instantiated ConfigMap (manager); deleting the Service
-//! withdraws them.
+//! withdraws them. `explain` and `trace` follow that chain both ways, and say where it breaks.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 mod common;
 
-use common::{apply_example, eventually, items, kubectl, start};
+use common::{apply_example, eventually, items, kubectl, plugin, start};
+use serde_json::Value;
 
 const TRIGGER_LABEL: &str =
     "eventtrigger.lib.projectsveltos.io/eventtriggername=service-network-policy";
@@ -152,4 +153,150 @@ fn a_labelled_service_becomes_a_cluster_profile_and_an_instantiated_network_poli
         (profiles.is_empty() && maps.is_empty() && policies.is_empty() && summaries.is_empty())
             .then_some(())
     });
+}
+
+/// The kinds and names of a chain, root first, depth first.
+fn links(node: &Value, out: &mut Vec<String>) {
+    out.push(format!(
+        "{} {} {}",
+        node["kind"].as_str().unwrap(),
+        node["name"].as_str().unwrap(),
+        node["health"].as_str().unwrap()
+    ));
+    for child in node["children"].as_array().into_iter().flatten() {
+        links(child, out);
+    }
+}
+
+#[test]
+fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
+    let sandbox = start(1);
+    let dir = sandbox.dir.clone();
+    apply_example(&dir, "mgmt", "network-policy", "");
+    apply_example(&dir, "cluster-1", "network-policy", "managed/service.yaml");
+    eventually("NetworkPolicy in cluster-1", || {
+        items(
+            &dir,
+            "cluster-1",
+            &["get", "networkpolicies", "-n", "default"],
+        )
+        .pop()
+    });
+    let cluster = [
+        "-n",
+        "default",
+        "--cluster",
+        "default/cluster-1",
+        "-o",
+        "json",
+    ];
+    let chain = |command: &str, target: &str| {
+        let mut args = vec![command, target];
+        args.extend(cluster);
+        let run = plugin(&dir, &args);
+        let mut found = Vec::new();
+        links(&serde_json::from_str(&run.stdout).unwrap(), &mut found);
+        (run.code, found)
+    };
+
+    // Upward from the add-on to the event, every link whole.
+    let (code, up) = eventually("a whole chain upward", || {
+        let (code, up) = chain("explain", "networkpolicy/front-my-service");
+        (code == 0).then_some((code, up))
+    });
+    assert_eq!(code, 0);
+    let kinds: Vec<&str> = up.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "NetworkPolicy",
+            "ClusterSummary",
+            "ClusterProfile",
+            "ConfigMap",
+            "EventTrigger",
+            "EventReport",
+            "EventSource",
+            "Service"
+        ],
+        "{up:#?}"
+    );
+    assert!(
+        up.last()
+            .unwrap()
+            .starts_with("Service default/my-service ok"),
+        "{up:#?}"
+    );
+
+    // Downward from the event to the add-on.
+    let (code, down) = chain("trace", "services/my-service");
+    assert_eq!(code, 0, "{down:#?}");
+    assert!(
+        down.first()
+            .unwrap()
+            .starts_with("Service default/my-service"),
+        "{down:#?}"
+    );
+    assert!(
+        down.last()
+            .unwrap()
+            .starts_with("NetworkPolicy default/front-my-service ok"),
+        "{down:#?}"
+    );
+
+    // Why not: a Service no EventSource selects breaks the chain at once, in words.
+    let plain = common::example("network-policy", "managed/service.yaml");
+    let text = std::fs::read_to_string(plain)
+        .unwrap()
+        .replace("my-service", "plain")
+        .replace("sveltos: fv", "other: x");
+    let path = dir.join("plain.yaml");
+    std::fs::write(&path, text).unwrap();
+    kubectl(&dir, "cluster-1", &["apply", "-f", path.to_str().unwrap()]);
+    let run = plugin(
+        &dir,
+        &[
+            "trace",
+            "service/plain",
+            "-n",
+            "default",
+            "--cluster",
+            "default/cluster-1",
+            "-o",
+            "wide",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("no EventReport of cluster default/cluster-1 lists it"),
+        "{}",
+        run.stdout
+    );
+
+    // An object Sveltos did not deploy is said to be one.
+    let run = plugin(
+        &dir,
+        &[
+            "explain",
+            "service/plain",
+            "-n",
+            "default",
+            "--cluster",
+            "default/cluster-1",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("not deployed by Sveltos"),
+        "{}",
+        run.stdout
+    );
+
+    // Bad input: one sentence, exit 2.
+    plugin(&dir, &["explain", "front-my-service"]).fails_saying("is not KIND/NAME");
+    plugin(
+        &dir,
+        &["trace", "service/x", "--cluster", "default/nowhere"],
+    )
+    .fails_saying("no SveltosCluster default/nowhere is registered");
 }

@@ -285,8 +285,12 @@ pub async fn config_from_kubeconfig(text: &str) -> Result<Config, kube::config::
     Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await
 }
 
-/// A client for `cluster`, checked by asking its version.
-async fn connect(mgmt: &Client, cluster: &Registration) -> Result<(Client, String), ConnectError> {
+/// A client for `cluster` through its kubeconfig Secret, checked by asking its version
+/// (returned with it).
+pub async fn connect(
+    mgmt: &Client,
+    cluster: &Registration,
+) -> Result<(Client, String), ConnectError> {
     let bytes = cluster.kubeconfig(mgmt).await?;
     let secret = format!("{}/{}", cluster.id().namespace, cluster.secret_name());
     let invalid = |reason: String| ConnectError::Kubeconfig {

@@ -1,0 +1,211 @@
+//! The clusters a chain crosses: the management cluster and each managed cluster, reached as
+//! the controllers reach it (its registration's kubeconfig Secret), with the kinds each serves.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::{Context, anyhow};
+use api::v1beta1::SveltosCluster;
+use kube::Client;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
+use serde_json::Value;
+
+use super::MANAGEMENT;
+use crate::apply::in_words;
+
+/// Clients and discovered kinds, per cluster, made on first use.
+pub struct Fleet {
+    mgmt: Client,
+    clients: HashMap<String, Result<Client, String>>,
+    kinds: HashMap<String, Vec<(ApiResource, ApiCapabilities)>>,
+}
+
+impl Fleet {
+    /// The fleet seen from the management cluster `mgmt`.
+    pub fn new(mgmt: Client) -> Self {
+        Fleet {
+            mgmt,
+            clients: HashMap::new(),
+            kinds: HashMap::new(),
+        }
+    }
+
+    /// The client of `cluster` (`management`, or a SveltosCluster's `namespace/name`); the
+    /// error says why it cannot be reached, in words.
+    pub async fn client(&mut self, cluster: &str) -> Result<Client, String> {
+        if cluster == MANAGEMENT {
+            return Ok(self.mgmt.clone());
+        }
+        if let Some(known) = self.clients.get(cluster) {
+            return known.clone();
+        }
+        let reached = self.reach(cluster).await;
+        self.clients.insert(cluster.to_owned(), reached.clone());
+        reached
+    }
+
+    async fn reach(&self, cluster: &str) -> Result<Client, String> {
+        let (namespace, name) = cluster
+            .split_once('/')
+            .ok_or_else(|| format!("{cluster:?} is not a cluster's namespace/name"))?;
+        let registered = Api::<SveltosCluster>::namespaced(self.mgmt.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("{:#}", in_words(e)))?
+            .ok_or_else(|| format!("no SveltosCluster {cluster} is registered"))?;
+        let registration = agent::hub::connect::Registration::Sveltos(Arc::new(registered));
+        agent::hub::connect::connect(&self.mgmt, &registration)
+            .await
+            .map(|(client, _)| client)
+            .map_err(|e| e.to_string())
+    }
+
+    async fn discovered(
+        &mut self,
+        cluster: &str,
+    ) -> anyhow::Result<&[(ApiResource, ApiCapabilities)]> {
+        if !self.kinds.contains_key(cluster) {
+            let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
+            let discovery = Discovery::new(client)
+                .run()
+                .await
+                .with_context(|| format!("discovering the kinds cluster {cluster} serves"))?;
+            let kinds = discovery
+                .groups()
+                .flat_map(|g| g.recommended_resources())
+                .collect();
+            self.kinds.insert(cluster.to_owned(), kinds);
+        }
+        Ok(self
+            .kinds
+            .get(cluster)
+            .map(Vec::as_slice)
+            .unwrap_or_default())
+    }
+
+    /// The kind `text` names in `cluster`, as kubectl reads it: `Kind`, its plural or
+    /// singular, any case, optionally `.group`.
+    pub async fn resolve(
+        &mut self,
+        cluster: &str,
+        text: &str,
+    ) -> anyhow::Result<(ApiResource, Scope)> {
+        let wanted = text.to_lowercase();
+        let (word, group) = match wanted.split_once('.') {
+            Some((word, group)) => (word.to_owned(), Some(group.to_owned())),
+            None => (wanted.clone(), None),
+        };
+        let kinds = self.discovered(cluster).await?;
+        let found = kinds.iter().find(|(resource, _)| {
+            let names = [resource.kind.to_lowercase(), resource.plural.clone()];
+            names.contains(&word) && group.as_ref().is_none_or(|g| *g == resource.group)
+        });
+        found
+            .map(|(resource, caps)| (resource.clone(), caps.scope.clone()))
+            .ok_or_else(|| anyhow!("cluster {cluster} serves no kind {text:?}"))
+    }
+
+    /// The kind of a ClusterSummary's `Kind.version.group` entry, in `cluster`.
+    pub async fn resolve_gvk(
+        &mut self,
+        cluster: &str,
+        entry: &str,
+    ) -> anyhow::Result<(ApiResource, Scope)> {
+        let mut parts = entry.splitn(3, '.');
+        let kind = parts.next().unwrap_or_default();
+        let version = parts.next().unwrap_or_default();
+        let group = parts.next().unwrap_or_default();
+        let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
+        let (resource, caps) =
+            kube::discovery::pinned_kind(&client, &GroupVersionKind::gvk(group, version, kind))
+                .await
+                .with_context(|| format!("cluster {cluster} does not serve {entry}"))?;
+        Ok((resource, caps.scope))
+    }
+
+    fn api(
+        client: Client,
+        resource: &ApiResource,
+        scope: &Scope,
+        namespace: Option<&str>,
+    ) -> Api<DynamicObject> {
+        match (scope, namespace) {
+            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client, ns, resource),
+            _ => Api::all_with(client, resource),
+        }
+    }
+
+    /// The object `name` (in `namespace` for a namespaced kind), as JSON with its kind set.
+    pub async fn get(
+        &mut self,
+        cluster: &str,
+        (resource, scope): &(ApiResource, Scope),
+        namespace: Option<&str>,
+        name: &str,
+    ) -> anyhow::Result<Option<Value>> {
+        let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
+        let found = Self::api(client, resource, scope, namespace)
+            .get_opt(name)
+            .await
+            .map_err(in_words)
+            .with_context(|| format!("reading {} {name} in {cluster}", resource.kind))?;
+        Ok(found.map(|o| serde_json::to_value(o).unwrap_or_default()))
+    }
+
+    /// The objects carrying `labels` (a selector), in `namespace` or everywhere.
+    pub async fn list(
+        &mut self,
+        cluster: &str,
+        (resource, scope): &(ApiResource, Scope),
+        namespace: Option<&str>,
+        labels: &str,
+    ) -> anyhow::Result<Vec<Value>> {
+        let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
+        let list = Self::api(client, resource, scope, namespace)
+            .list(&ListParams::default().labels(labels))
+            .await
+            .map_err(in_words)
+            .with_context(|| format!("listing {} in {cluster}", resource.plural))?;
+        Ok(list
+            .items
+            .into_iter()
+            .filter_map(|o| serde_json::to_value(o).ok())
+            .collect())
+    }
+}
+
+/// The Sveltos kinds of the management cluster the chain reads, by kind.
+pub fn sveltos_kind(kind: &str) -> (ApiResource, Scope) {
+    let (group, plural, scope) = match kind {
+        "EventSource" => ("lib.projectsveltos.io", "eventsources", Scope::Cluster),
+        "EventTrigger" => ("lib.projectsveltos.io", "eventtriggers", Scope::Cluster),
+        "EventReport" => ("lib.projectsveltos.io", "eventreports", Scope::Namespaced),
+        "ClusterProfile" => (
+            "config.projectsveltos.io",
+            "clusterprofiles",
+            Scope::Cluster,
+        ),
+        "ClusterSummary" => (
+            "config.projectsveltos.io",
+            "clustersummaries",
+            Scope::Namespaced,
+        ),
+        "ConfigMap" => ("", "configmaps", Scope::Namespaced),
+        _ => ("", "secrets", Scope::Namespaced),
+    };
+    let version = if group.is_empty() { "v1" } else { "v1beta1" };
+    let resource = ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        },
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    };
+    (resource, scope)
+}

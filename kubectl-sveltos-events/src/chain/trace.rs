@@ -1,0 +1,216 @@
+//! `trace`: downward from a resource of a managed cluster to what it caused: the EventReports
+//! that list it, the EventTriggers consuming them, the ClusterProfiles generated for it, their
+//! ClusterSummaries in each destination cluster, and the objects deployed there, read live.
+
+use api::labels::{
+    CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
+    EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL, OWNER_NAME_ANNOTATION, REASON_LABEL,
+    RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
+};
+use serde_json::Value;
+
+use super::explain::summary_node;
+use super::fleet::{Fleet, sveltos_kind};
+use super::{Health, MANAGEMENT, Node, meta};
+
+/// Traces `name` of kind `kind` (in `namespace`) in the managed cluster `cluster`.
+pub async fn trace(
+    fleet: &mut Fleet,
+    cluster: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> anyhow::Result<Node> {
+    let resource = fleet.resolve(cluster, kind).await?;
+    let shown = namespace.map_or(name.to_owned(), |ns| format!("{ns}/{name}"));
+    let Some(object) = fleet.get(cluster, &resource, namespace, name).await? else {
+        return Ok(Node::missing(
+            &resource.0.kind,
+            &shown,
+            cluster,
+            format!("not found in cluster {cluster}"),
+        ));
+    };
+    let mut node = Node::of(&resource.0.kind, &object, cluster);
+    let (cluster_namespace, cluster_name) = cluster.split_once('/').ok_or_else(|| {
+        anyhow::anyhow!("--cluster must be a registered cluster's namespace/name")
+    })?;
+    let reports = fleet
+        .list(
+            MANAGEMENT,
+            &sveltos_kind("EventReport"),
+            Some(cluster_namespace),
+            &format!("{EVENT_REPORT_CLUSTER_NAME_LABEL}={cluster_name}"),
+        )
+        .await?;
+    let object_namespace = namespace.unwrap_or_default();
+    let listing: Vec<&Value> = reports
+        .iter()
+        .filter(|report| {
+            report["spec"]["matchingResources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|r| {
+                    r["kind"] == resource.0.kind.as_str()
+                        && r["name"] == name
+                        && r["namespace"].as_str().unwrap_or_default() == object_namespace
+                })
+        })
+        .collect();
+    if listing.is_empty() {
+        return Ok(node.health(Health::Broken).saying(format!(
+            "no EventReport of cluster {cluster} lists it: no EventSource selects it (or the \
+             agent has not evaluated it yet)"
+        )));
+    }
+    node = node.saying(format!("listed by {} EventReports", listing.len()));
+    let triggers = fleet
+        .list(MANAGEMENT, &sveltos_kind("EventTrigger"), None, "")
+        .await?;
+    for report in listing {
+        let source = report["spec"]["eventSourceName"]
+            .as_str()
+            .unwrap_or_default();
+        let mut report_node = Node::of("EventReport", report, MANAGEMENT)
+            .saying(format!("EventSource {source} selects it"));
+        let consumers: Vec<&Value> = triggers
+            .iter()
+            .filter(|t| t["spec"]["eventSourceName"] == source)
+            .collect();
+        if consumers.is_empty() {
+            report_node = report_node.with(Node::missing(
+                "EventTrigger",
+                "-",
+                MANAGEMENT,
+                format!("no EventTrigger consumes EventSource {source}"),
+            ));
+        }
+        for trigger in consumers {
+            let trigger_node =
+                trigger_down(fleet, trigger, cluster, name, object_namespace).await?;
+            report_node = report_node.with(trigger_node);
+        }
+        node = node.with(report_node);
+    }
+    Ok(node)
+}
+
+/// An EventTrigger, and the profiles it generated for the resource `name` of `cluster`.
+async fn trigger_down(
+    fleet: &mut Fleet,
+    trigger: &Value,
+    cluster: &str,
+    name: &str,
+    namespace: &str,
+) -> anyhow::Result<Node> {
+    let trigger_name = trigger["metadata"]["name"].as_str().unwrap_or_default();
+    let (cluster_namespace, cluster_name) = cluster.split_once('/').unwrap_or(("", cluster));
+    let selector = format!(
+        "{EVENT_TRIGGER_NAME_LABEL}={trigger_name},{CLUSTER_NAMESPACE_LABEL}={cluster_namespace},\
+         {CLUSTER_NAME_LABEL}={cluster_name}"
+    );
+    let profiles = fleet
+        .list(MANAGEMENT, &sveltos_kind("ClusterProfile"), None, &selector)
+        .await?;
+    // A oneForEvent profile names its resource; a per-report one stands for every resource.
+    let for_it: Vec<&Value> = profiles
+        .iter()
+        .filter(|p| match meta(p, "labels", RESOURCE_NAME_LABEL) {
+            "" => true,
+            resource => {
+                resource == name && meta(p, "labels", RESOURCE_NAMESPACE_LABEL) == namespace
+            }
+        })
+        .collect();
+    let mut node = Node::of("EventTrigger", trigger, MANAGEMENT);
+    if for_it.is_empty() {
+        return Ok(node.health(Health::Broken).saying(format!(
+            "generated no ClusterProfile for it: cluster {cluster} may not match its \
+             sourceClusterSelector, or the manager has not acted yet"
+        )));
+    }
+    node = node.saying(format!("generated {} ClusterProfiles", for_it.len()));
+    for profile in for_it {
+        node = node.with(profile_down(fleet, profile).await?);
+    }
+    Ok(node)
+}
+
+/// A ClusterProfile, its ClusterSummaries and what each deployed.
+async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node> {
+    let name = profile["metadata"]["name"].as_str().unwrap_or_default();
+    let summaries = fleet
+        .list(
+            MANAGEMENT,
+            &sveltos_kind("ClusterSummary"),
+            None,
+            &format!("{CLUSTER_PROFILE_NAME_LABEL}={name}"),
+        )
+        .await?;
+    let mut node = Node::of("ClusterProfile", profile, MANAGEMENT);
+    if summaries.is_empty() {
+        return Ok(node.health(Health::Broken).saying(
+            "deployed nowhere: no cluster matches its clusterSelector (or the deployer has not \
+             acted yet)",
+        ));
+    }
+    node = node.saying(format!("deployed to {} clusters", summaries.len()));
+    for summary in &summaries {
+        let destination = format!(
+            "{}/{}",
+            summary["spec"]["clusterNamespace"]
+                .as_str()
+                .unwrap_or_default(),
+            summary["spec"]["clusterName"].as_str().unwrap_or_default()
+        );
+        let mut summary_node = summary_node(summary);
+        for object in deployed(fleet, summary, name, &destination).await {
+            summary_node = summary_node.with(object);
+        }
+        node = node.with(summary_node);
+    }
+    Ok(node)
+}
+
+/// The objects `profile` deployed in `cluster`, read live: the kinds the summary records,
+/// listed by Sveltos' reason label and kept when the profile owns them.
+async fn deployed(fleet: &mut Fleet, summary: &Value, profile: &str, cluster: &str) -> Vec<Node> {
+    let entries: Vec<String> = summary["status"]["deployedGVKs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|f| {
+            f["deployedGroupVersionKind"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|e| e.as_str().map(str::to_owned))
+        .collect();
+    let mut nodes = Vec::new();
+    for entry in entries {
+        let found = match fleet.resolve_gvk(cluster, &entry).await {
+            Ok(resource) => fleet.list(cluster, &resource, None, REASON_LABEL).await,
+            Err(e) => Err(e),
+        };
+        match found {
+            Ok(objects) => nodes.extend(
+                objects
+                    .iter()
+                    .filter(|o| meta(o, "annotations", OWNER_NAME_ANNOTATION) == profile)
+                    .map(|o| {
+                        let kind = entry.split('.').next().unwrap_or_default();
+                        Node::of(kind, o, cluster).saying("deployed")
+                    }),
+            ),
+            Err(e) => nodes.push(Node::missing(
+                &entry,
+                "-",
+                cluster,
+                format!("cannot be read: {e:#}"),
+            )),
+        }
+    }
+    nodes
+}
