@@ -272,6 +272,15 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
         "{}",
         run.stdout
     );
+    // Each EventSource of that kind, evaluated now, says why it does not select it.
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("EventSource sveltos-service")
+                && l.contains("not selected: label filter sveltos Equal fv fails")),
+        "{}",
+        run.stdout
+    );
 
     // An object Sveltos did not deploy is said to be one.
     let run = plugin(

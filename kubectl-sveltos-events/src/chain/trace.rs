@@ -59,10 +59,22 @@ pub async fn trace(
         })
         .collect();
     if listing.is_empty() {
-        return Ok(node.health(Health::Broken).saying(format!(
-            "no EventReport of cluster {cluster} lists it: no EventSource selects it (or the \
-             agent has not evaluated it yet)"
-        )));
+        let verdicts = why_not(fleet, &object).await?;
+        let reason = if verdicts.is_empty() {
+            format!(
+                "no EventReport of cluster {cluster} lists it: no EventSource selects {}",
+                resource.0.kind
+            )
+        } else {
+            format!(
+                "no EventReport of cluster {cluster} lists it; each EventSource, evaluated now:"
+            )
+        };
+        let mut node = node.health(Health::Broken).saying(reason);
+        for verdict in verdicts {
+            node = node.with(verdict);
+        }
+        return Ok(node);
     }
     node = node.saying(format!("listed by {} EventReports", listing.len()));
     let triggers = fleet
@@ -94,6 +106,58 @@ pub async fn trace(
         node = node.with(report_node);
     }
     Ok(node)
+}
+
+/// Every EventSource that selects `object`'s kind, evaluated now on it with the agent's own
+/// evaluator: why it does not match (a selector, or the script's verdict and message), or
+/// that it does and the agent has not reported it yet.
+async fn why_not(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Vec<Node>> {
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let sources = fleet
+        .list(MANAGEMENT, &sveltos_kind("EventSource"), None, "")
+        .await?;
+    let runtime = agent::runtime::LuaRuntime::new(agent::runtime::Limits::default())
+        .map_err(|e| anyhow::anyhow!("starting Lua: {e}"))?;
+    let mut nodes = Vec::new();
+    for found in &sources {
+        let source: api::v1beta1::EventSource = match serde_json::from_value(found.clone()) {
+            Ok(source) => source,
+            Err(_) => continue,
+        };
+        if !source
+            .spec
+            .resource_selectors
+            .iter()
+            .any(|s| s.kind == kind)
+        {
+            continue;
+        }
+        let node = Node::of("EventSource", found, MANAGEMENT);
+        let evaluated =
+            agent::evaluate::evaluate_event_source(&runtime, &source, std::slice::from_ref(object));
+        nodes.push(match evaluated {
+            Ok(evaluation) => match evaluation.outcomes.first() {
+                Some(outcome) if outcome.matching => node.health(Health::Progressing).saying(
+                    "matches it now: the agent has not reported it yet (or this cluster is not \
+                     one the EventSource's triggers watch)",
+                ),
+                Some(outcome) if outcome.selected => node.health(Health::Broken).saying(format!(
+                    "its script says no{}",
+                    if outcome.message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", outcome.message)
+                    }
+                )),
+                Some(outcome) => node.health(Health::Broken).saying(outcome.message.clone()),
+                None => node.health(Health::Broken).saying("no verdict"),
+            },
+            Err(e) => node
+                .health(Health::Broken)
+                .saying(format!("cannot be evaluated: {e}")),
+        });
+    }
+    Ok(nodes)
 }
 
 /// An EventTrigger, and the profiles it generated for the resource `name` of `cluster`.
