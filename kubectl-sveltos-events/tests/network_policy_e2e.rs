@@ -201,7 +201,7 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
 
     // Upward from the add-on to the event, every link whole.
     let (code, up) = eventually("a whole chain upward", || {
-        let (code, up) = chain("explain", "networkpolicy/front-my-service");
+        let (code, up) = chain("explain", "netpol/front-my-service");
         (code == 0).then_some((code, up))
     });
     assert_eq!(code, 0);
@@ -228,7 +228,7 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
     );
 
     // Downward from the event to the add-on.
-    let (code, down) = chain("trace", "services/my-service");
+    let (code, down) = chain("trace", "svc/my-service");
     assert_eq!(code, 0, "{down:#?}");
     assert!(
         down.first()

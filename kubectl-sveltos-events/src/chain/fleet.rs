@@ -6,20 +6,59 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use api::v1beta1::SveltosCluster;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource;
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
-use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
+use kube::discovery::{ApiResource, Scope};
 use serde_json::Value;
 
 use super::MANAGEMENT;
 use crate::apply::in_words;
 
+/// A kind a cluster serves and the names kubectl users call it by (lower case).
+struct Known {
+    resource: ApiResource,
+    scope: Scope,
+    names: Vec<String>,
+}
+
+impl Known {
+    fn new(group: &str, version: &str, r: APIResource) -> Known {
+        let api_version = if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        };
+        let mut names = vec![
+            r.kind.to_lowercase(),
+            r.name.clone(),
+            r.singular_name.clone(),
+        ];
+        names.extend(r.short_names.unwrap_or_default());
+        Known {
+            resource: ApiResource {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                api_version,
+                kind: r.kind,
+                plural: r.name,
+            },
+            scope: if r.namespaced {
+                Scope::Namespaced
+            } else {
+                Scope::Cluster
+            },
+            names: names.into_iter().map(|n| n.to_lowercase()).collect(),
+        }
+    }
+}
+
 /// Clients and discovered kinds, per cluster, made on first use.
 pub struct Fleet {
     mgmt: Client,
     clients: HashMap<String, Result<Client, String>>,
-    kinds: HashMap<String, Vec<(ApiResource, ApiCapabilities)>>,
+    kinds: HashMap<String, Vec<Known>>,
 }
 
 impl Fleet {
@@ -62,19 +101,45 @@ impl Fleet {
             .map_err(|e| e.to_string())
     }
 
-    async fn discovered(
-        &mut self,
-        cluster: &str,
-    ) -> anyhow::Result<&[(ApiResource, ApiCapabilities)]> {
+    /// The kinds `cluster` serves (preferred versions), with their short names: kube's
+    /// `Discovery` drops those, and kubectl users type them (`svc`, `netpol`).
+    async fn discovered(&mut self, cluster: &str) -> anyhow::Result<&[Known]> {
         if !self.kinds.contains_key(cluster) {
             let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
-            let discovery = Discovery::new(client)
-                .run()
+            let context = || format!("discovering the kinds cluster {cluster} serves");
+            let mut lists = Vec::new();
+            let core = client
+                .list_core_api_versions()
                 .await
-                .with_context(|| format!("discovering the kinds cluster {cluster} serves"))?;
-            let kinds = discovery
-                .groups()
-                .flat_map(|g| g.recommended_resources())
+                .with_context(context)?;
+            for version in core.versions {
+                let list = client
+                    .list_core_api_resources(&version)
+                    .await
+                    .with_context(context)?;
+                lists.push((String::new(), version, list));
+            }
+            for group in client.list_api_groups().await.with_context(context)?.groups {
+                let Some(preferred) = group
+                    .preferred_version
+                    .or_else(|| group.versions.first().cloned())
+                else {
+                    continue;
+                };
+                let list = client
+                    .list_api_group_resources(&preferred.group_version)
+                    .await
+                    .with_context(context)?;
+                lists.push((group.name, preferred.version, list));
+            }
+            let kinds = lists
+                .into_iter()
+                .flat_map(|(group, version, list)| {
+                    list.resources
+                        .into_iter()
+                        .filter(|r| !r.name.contains('/'))
+                        .map(move |r| Known::new(&group, &version, r))
+                })
                 .collect();
             self.kinds.insert(cluster.to_owned(), kinds);
         }
@@ -85,8 +150,8 @@ impl Fleet {
             .unwrap_or_default())
     }
 
-    /// The kind `text` names in `cluster`, as kubectl reads it: `Kind`, its plural or
-    /// singular, any case, optionally `.group`.
+    /// The kind `text` names in `cluster`, as kubectl reads it: `Kind`, its plural, singular
+    /// or short name, any case, optionally `.group`.
     pub async fn resolve(
         &mut self,
         cluster: &str,
@@ -98,12 +163,11 @@ impl Fleet {
             None => (wanted.clone(), None),
         };
         let kinds = self.discovered(cluster).await?;
-        let found = kinds.iter().find(|(resource, _)| {
-            let names = [resource.kind.to_lowercase(), resource.plural.clone()];
-            names.contains(&word) && group.as_ref().is_none_or(|g| *g == resource.group)
+        let found = kinds.iter().find(|known| {
+            known.names.contains(&word) && group.as_ref().is_none_or(|g| *g == known.resource.group)
         });
         found
-            .map(|(resource, caps)| (resource.clone(), caps.scope.clone()))
+            .map(|known| (known.resource.clone(), known.scope.clone()))
             .ok_or_else(|| anyhow!("cluster {cluster} serves no kind {text:?}"))
     }
 
