@@ -47,6 +47,9 @@ enum Command {
     /// default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says why), 2 the
     /// command could not run.
     Trace(chain::cli::Args),
+    /// Show what sveltos-events did: `show addons`.
+    #[command(subcommand)]
+    Show(Show),
     /// Withdraw every EventTrigger's add-ons, then remove the controllers (and the CRDs with
     /// --crds).
     Uninstall(uninstall::Args),
@@ -63,6 +66,13 @@ enum Command {
     /// Example: `kubectl sveltos-events eval -f eventsource.yaml services.yaml`.
     /// Exit code 0 when evaluation ran, 1 when a script failed, 2 on bad input.
     Eval(agent::cli::EvalArgs),
+}
+
+/// What `show` shows.
+#[derive(Debug, Subcommand)]
+enum Show {
+    /// The add-ons deployed in each cluster, read live, with the profile that deployed them.
+    Addons(chain::addons::AddonsArgs),
 }
 
 #[tokio::main]
@@ -90,6 +100,9 @@ async fn main() -> anyhow::Result<()> {
             )
             .await,
         ),
+        Command::Show(Show::Addons(args)) => {
+            exit_with(chain::addons::show_addons(args, &mut std::io::stdout()).await)
+        }
         Command::Uninstall(args) => {
             exit_on_error(uninstall::run(args, &mut std::io::stdout()).await)
         }

@@ -1,7 +1,8 @@
 //! End to end on the sandbox, through the real binary and kubectl: the NetworkPolicy scenario
 //! of the seed documents. A labelled Service in a managed cluster becomes an EventReport (agent),
 //! then a ClusterProfile and an instantiated ConfigMap (manager); deleting the Service
-//! withdraws them. `explain` and `trace` follow that chain both ways, and say where it breaks.
+//! withdraws them. `explain` and `trace` follow that chain both ways, and say where it breaks;
+//! `show addons` lists what was deployed.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 mod common;
@@ -242,6 +243,22 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
             .starts_with("NetworkPolicy default/front-my-service ok"),
         "{down:#?}"
     );
+
+    // `show addons`: the deployed NetworkPolicy, read live in its cluster, with its profile.
+    let shown = plugin(&dir, &["show", "addons", "--cluster", "default/cluster-1"]).ok();
+    let row = shown
+        .stdout
+        .lines()
+        .find(|l| l.contains("front-my-service"))
+        .unwrap_or_else(|| panic!("{}", shown.stdout));
+    assert!(row.starts_with("default/cluster-1"), "{row}");
+    assert!(row.contains("networking.k8s.io:NetworkPolicy"), "{row}");
+    assert!(row.contains("ClusterProfile/sveltos-"), "{row}");
+    let json = plugin(&dir, &["show", "addons", "-o", "json"]).ok();
+    let rows: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows:#}");
+    let none = plugin(&dir, &["show", "addons", "--profile", "no-such-profile"]).ok();
+    assert_eq!(none.stdout.trim(), "No add-ons found.");
 
     // Why not: a Service no EventSource selects breaks the chain at once, in words.
     let plain = common::example("network-policy", "managed/service.yaml");

@@ -5,6 +5,7 @@
 //! ClusterProfile, `trace` downward from a resource of a managed cluster. Read-only: every
 //! object is read by name or label selector.
 
+pub mod addons;
 pub mod cli;
 pub mod explain;
 pub mod fleet;

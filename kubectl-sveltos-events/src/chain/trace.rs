@@ -4,8 +4,8 @@
 
 use api::labels::{
     CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
-    EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL, OWNER_NAME_ANNOTATION, REASON_LABEL,
-    RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
+    EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL, RESOURCE_NAME_LABEL,
+    RESOURCE_NAMESPACE_LABEL,
 };
 use serde_json::Value;
 
@@ -237,44 +237,16 @@ async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node
     Ok(node)
 }
 
-/// The objects `profile` deployed in `cluster`, read live: the kinds the summary records,
-/// listed by Sveltos' reason label and kept when the profile owns them.
+/// The objects `profile` deployed in `cluster`, read live, as nodes.
 async fn deployed(fleet: &mut Fleet, summary: &Value, profile: &str, cluster: &str) -> Vec<Node> {
-    let entries: Vec<String> = summary["status"]["deployedGVKs"]
-        .as_array()
+    super::addons::deployed(fleet, summary, profile, cluster)
+        .await
         .into_iter()
-        .flatten()
-        .flat_map(|f| {
-            f["deployedGroupVersionKind"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
+        .map(|found| match found {
+            Ok((kind, object)) => Node::of(&kind, &object, cluster).saying("deployed"),
+            Err((entry, why)) => {
+                Node::missing(&entry, "-", cluster, format!("cannot be read: {why}"))
+            }
         })
-        .filter_map(|e| e.as_str().map(str::to_owned))
-        .collect();
-    let mut nodes = Vec::new();
-    for entry in entries {
-        let found = match fleet.resolve_gvk(cluster, &entry).await {
-            Ok(resource) => fleet.list(cluster, &resource, None, REASON_LABEL).await,
-            Err(e) => Err(e),
-        };
-        match found {
-            Ok(objects) => nodes.extend(
-                objects
-                    .iter()
-                    .filter(|o| meta(o, "annotations", OWNER_NAME_ANNOTATION) == profile)
-                    .map(|o| {
-                        let kind = entry.split('.').next().unwrap_or_default();
-                        Node::of(kind, o, cluster).saying("deployed")
-                    }),
-            ),
-            Err(e) => nodes.push(Node::missing(
-                &entry,
-                "-",
-                cluster,
-                format!("cannot be read: {e:#}"),
-            )),
-        }
-    }
-    nodes
+        .collect()
 }

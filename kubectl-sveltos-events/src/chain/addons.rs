@@ -1,0 +1,242 @@
+//! What the deployer put into the clusters, read live: the objects each ClusterSummary's
+//! profile deployed (the kinds its status records, listed by Sveltos' reason label, kept when
+//! the profile owns them), and `show addons`, the table of them.
+
+use std::io::Write;
+
+use api::labels::{
+    CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL, OWNER_NAME_ANNOTATION,
+    REASON_LABEL,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::fleet::{Fleet, sveltos_kind};
+use super::{MANAGEMENT, meta};
+use crate::connect::ClusterArgs;
+
+/// One object a profile deployed, or a kind that could not be read.
+pub type Deployed = Result<(String, Value), (String, String)>;
+
+/// The objects `profile` deployed in `cluster` as `summary` records them: `(kind, object)`,
+/// or `(Kind.version.group, why it cannot be read)`.
+pub async fn deployed(
+    fleet: &mut Fleet,
+    summary: &Value,
+    profile: &str,
+    cluster: &str,
+) -> Vec<Deployed> {
+    let entries: Vec<String> = summary["status"]["deployedGVKs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|f| {
+            f["deployedGroupVersionKind"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|e| e.as_str().map(str::to_owned))
+        .collect();
+    let mut found = Vec::new();
+    for entry in entries {
+        let kind = entry.split('.').next().unwrap_or_default().to_owned();
+        let listed = match fleet.resolve_gvk(cluster, &entry).await {
+            Ok(resource) => fleet.list(cluster, &resource, None, REASON_LABEL).await,
+            Err(e) => Err(e),
+        };
+        match listed {
+            Ok(objects) => found.extend(
+                objects
+                    .into_iter()
+                    .filter(|o| meta(o, "annotations", OWNER_NAME_ANNOTATION) == profile)
+                    .map(|o| Ok((kind.clone(), o))),
+            ),
+            Err(e) => found.push(Err((entry, format!("{e:#}")))),
+        }
+    }
+    found
+}
+
+/// Flags of `show addons`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    kubectl sveltos-events show addons\n  \
+    kubectl sveltos-events show addons --cluster default/cluster-1 -o json")]
+pub struct AddonsArgs {
+    #[command(flatten)]
+    mgmt: ClusterArgs,
+    /// Only this cluster (its SveltosCluster's `namespace/name`).
+    #[arg(long)]
+    cluster: Option<String>,
+    /// Only what this ClusterProfile deployed.
+    #[arg(long)]
+    profile: Option<String>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "table")]
+    output: Table,
+}
+
+/// Output of `show` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Table {
+    /// Columns, as kubectl prints them.
+    Table,
+    /// The same with the time each was applied.
+    Wide,
+    /// A JSON array of rows.
+    Json,
+    /// The same as YAML.
+    Yaml,
+}
+
+/// One deployed add-on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Addon {
+    /// The cluster (`namespace/name`).
+    pub cluster: String,
+    /// `group:Kind` (`:Kind` for the core group), as sveltosctl writes it.
+    pub resource_type: String,
+    /// Its namespace (empty for cluster-scoped objects).
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// When the feature was last applied there.
+    pub applied: String,
+    /// `ClusterProfile/<name>`.
+    pub profile: String,
+}
+
+/// Runs `show addons`; exit 0, or 1 when some cluster could not be read (what could be read
+/// is shown, and what could not is said on stderr).
+pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Result<u8> {
+    let (mgmt, _, _) = args.mgmt.connect().await?;
+    let mut fleet = Fleet::new(mgmt);
+    let (namespace, selector) = match &args.cluster {
+        Some(cluster) => {
+            let (ns, name) = cluster
+                .split_once('/')
+                .ok_or_else(|| anyhow::anyhow!("--cluster {cluster:?} is not namespace/name"))?;
+            (
+                Some(ns.to_owned()),
+                format!("{CLUSTER_SUMMARY_CLUSTER_NAME_LABEL}={name}"),
+            )
+        }
+        None => (None, String::new()),
+    };
+    let selector = match &args.profile {
+        Some(profile) if selector.is_empty() => format!("{CLUSTER_PROFILE_NAME_LABEL}={profile}"),
+        Some(profile) => format!("{selector},{CLUSTER_PROFILE_NAME_LABEL}={profile}"),
+        None => selector,
+    };
+    let summaries = fleet
+        .list(
+            MANAGEMENT,
+            &sveltos_kind("ClusterSummary"),
+            namespace.as_deref(),
+            &selector,
+        )
+        .await?;
+    let mut rows = Vec::new();
+    let mut unread = 0;
+    for summary in &summaries {
+        let profile = meta(summary, "labels", CLUSTER_PROFILE_NAME_LABEL).to_owned();
+        let cluster = format!(
+            "{}/{}",
+            summary["spec"]["clusterNamespace"]
+                .as_str()
+                .unwrap_or_default(),
+            summary["spec"]["clusterName"].as_str().unwrap_or_default()
+        );
+        let applied = summary["status"]["featureSummaries"][0]["lastAppliedTime"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        for found in deployed(&mut fleet, summary, &profile, &cluster).await {
+            match found {
+                Ok((kind, object)) => {
+                    let group = object["apiVersion"]
+                        .as_str()
+                        .and_then(|v| v.rsplit_once('/'))
+                        .map(|(g, _)| g)
+                        .unwrap_or_default();
+                    rows.push(Addon {
+                        cluster: cluster.clone(),
+                        resource_type: format!("{group}:{kind}"),
+                        namespace: meta_str(&object, "namespace"),
+                        name: meta_str(&object, "name"),
+                        applied: applied.clone(),
+                        profile: format!("ClusterProfile/{profile}"),
+                    });
+                }
+                Err((entry, why)) => {
+                    unread += 1;
+                    eprintln!("warning: {entry} in cluster {cluster} cannot be read: {why}");
+                }
+            }
+        }
+    }
+    rows.sort_by(|a, b| {
+        (&a.cluster, &a.resource_type, &a.namespace, &a.name).cmp(&(
+            &b.cluster,
+            &b.resource_type,
+            &b.namespace,
+            &b.name,
+        ))
+    });
+    match args.output {
+        Table::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
+        Table::Yaml => out.write_all(serde_saphyr::to_string(&rows)?.as_bytes())?,
+        Table::Table | Table::Wide => print_table(&rows, args.output == Table::Wide, out)?,
+    }
+    Ok(if unread == 0 { 0 } else { 1 })
+}
+
+fn meta_str(object: &Value, field: &str) -> String {
+    object["metadata"][field]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn print_table(rows: &[Addon], wide: bool, out: &mut impl Write) -> anyhow::Result<()> {
+    if rows.is_empty() {
+        writeln!(out, "No add-ons found.")?;
+        return Ok(());
+    }
+    let mut header = vec!["CLUSTER", "RESOURCE TYPE", "NAMESPACE", "NAME"];
+    if wide {
+        header.push("APPLIED");
+    }
+    header.push("PROFILES");
+    let cells: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.cluster.as_str(), &r.resource_type, &r.namespace, &r.name];
+            if wide {
+                row.push(&r.applied);
+            }
+            row.push(&r.profile);
+            row
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in std::iter::once(&header).chain(cells.iter()) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:width$}"))
+            .collect();
+        writeln!(out, "{}", line.join("   ").trim_end())?;
+    }
+    Ok(())
+}
