@@ -74,12 +74,12 @@ pub struct AddonsArgs {
     profile: Option<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value = "table")]
-    output: Table,
+    output: ShowFormat,
 }
 
 /// Output of `show` commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Table {
+pub enum ShowFormat {
     /// Columns, as kubectl prints them.
     Table,
     /// The same with the time each was applied.
@@ -185,9 +185,11 @@ pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Resu
         ))
     });
     match args.output {
-        Table::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
-        Table::Yaml => out.write_all(serde_saphyr::to_string(&rows)?.as_bytes())?,
-        Table::Table | Table::Wide => print_table(&rows, args.output == Table::Wide, out)?,
+        ShowFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
+        ShowFormat::Yaml => out.write_all(serde_saphyr::to_string(&rows)?.as_bytes())?,
+        ShowFormat::Table | ShowFormat::Wide => {
+            print_table(&rows, args.output == ShowFormat::Wide, out)?
+        }
     }
     Ok(if unread == 0 { 0 } else { 1 })
 }
