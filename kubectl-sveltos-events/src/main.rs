@@ -33,15 +33,15 @@ enum Command {
     /// Check the installation (`--pre`: what install needs); exit 0 healthy, 1 problems, 2
     /// could not check.
     Check(check::Args),
-    /// Why was this deployed: from an add-on (or a ClusterProfile) up to the event that caused
-    /// it, each link checked.
+    /// Why was this deployed: from an add-on (or a ClusterProfile or EventReport) up to the
+    /// event that caused it, each link checked.
     ///
     /// Example: `kubectl sveltos-events explain networkpolicy/front-my-service -n default
     /// --cluster default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says
     /// why), 2 the command could not run.
     Explain(chain::cli::Args),
-    /// What did this cause: from a resource of a managed cluster down to the add-ons deployed
-    /// for it, each link checked.
+    /// What did this cause: from a resource of a managed cluster (or an EventSource,
+    /// EventTrigger or ClusterProfile) down to the add-ons deployed for it, each link checked.
     ///
     /// Example: `kubectl sveltos-events trace service/my-service -n default --cluster
     /// default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says why), 2 the

@@ -244,6 +244,46 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
         "{down:#?}"
     );
 
+    // From the management cluster's side: an EventSource and an EventTrigger down to the
+    // add-on, a report up to its resources; explain says to trace what has no cause upward.
+    for (target, first) in [
+        ("eventsource/sveltos-service", "EventSource sveltos-service"),
+        (
+            "eventtrigger/service-network-policy",
+            "EventTrigger service-network-policy",
+        ),
+    ] {
+        let run = plugin(&dir, &["trace", target, "-o", "json"]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let mut found = Vec::new();
+        links(&serde_json::from_str(&run.stdout).unwrap(), &mut found);
+        assert!(found[0].starts_with(first), "{found:#?}");
+        assert!(
+            found
+                .last()
+                .unwrap()
+                .starts_with("NetworkPolicy default/front-my-service ok"),
+            "{found:#?}"
+        );
+    }
+    let report = plugin(
+        &dir,
+        &[
+            "explain",
+            "eventreport/sveltos--sveltos-service--cluster-1",
+            "-n",
+            "default",
+        ],
+    )
+    .ok();
+    assert!(
+        report.stdout.contains("the event: still there"),
+        "{}",
+        report.stdout
+    );
+    plugin(&dir, &["explain", "eventtrigger/service-network-policy"])
+        .fails_saying("`trace eventtrigger/service-network-policy` walks down");
+
     // `show addons`: the deployed NetworkPolicy, read live in its cluster, with its profile.
     let shown = plugin(&dir, &["show", "addons", "--cluster", "default/cluster-1"]).ok();
     let row = shown

@@ -24,8 +24,17 @@ pub async fn explain(
     name: &str,
 ) -> anyhow::Result<Node> {
     let resource = fleet.resolve(cluster, kind).await?;
-    if cluster == MANAGEMENT && resource.0.kind == "ClusterProfile" {
-        return profile(fleet, name, None).await;
+    if cluster == MANAGEMENT {
+        match resource.0.kind.as_str() {
+            "ClusterProfile" => return profile(fleet, name, None).await,
+            "EventReport" => return report_up(fleet, namespace.unwrap_or("default"), name).await,
+            "EventTrigger" | "EventSource" => anyhow::bail!(
+                "explain walks up from an add-on, a ClusterProfile or an EventReport to its \
+                 cause; `trace {kind}/{name}` walks down from an {}",
+                resource.0.kind
+            ),
+            _ => {}
+        }
     }
     let shown = namespace.map_or(name.to_owned(), |ns| format!("{ns}/{name}"));
     let Some(object) = fleet.get(cluster, &resource, namespace, name).await? else {
@@ -292,6 +301,61 @@ async fn report_node(
         )));
     };
     Ok(node.with(live(fleet, listed, cluster, &shown).await))
+}
+
+/// An EventReport, its EventSource and every resource it lists, read live.
+async fn report_up(fleet: &mut Fleet, namespace: &str, name: &str) -> anyhow::Result<Node> {
+    let Some(report) = fleet
+        .get(
+            MANAGEMENT,
+            &sveltos_kind("EventReport"),
+            Some(namespace),
+            name,
+        )
+        .await?
+    else {
+        return Ok(Node::missing(
+            "EventReport",
+            &format!("{namespace}/{name}"),
+            MANAGEMENT,
+            "not found",
+        ));
+    };
+    let source = report["spec"]["eventSourceName"]
+        .as_str()
+        .unwrap_or_default();
+    let cluster = format!(
+        "{}/{}",
+        report["spec"]["clusterNamespace"]
+            .as_str()
+            .unwrap_or_default(),
+        report["spec"]["clusterName"].as_str().unwrap_or_default()
+    );
+    let matching = report["spec"]["matchingResources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut node = Node::of("EventReport", &report, MANAGEMENT).saying(format!(
+        "EventSource {source} matches {} resources in cluster {cluster}",
+        matching.len()
+    ));
+    node = node.with(
+        match fleet
+            .get(MANAGEMENT, &sveltos_kind("EventSource"), None, source)
+            .await?
+        {
+            Some(found) => Node::of("EventSource", &found, MANAGEMENT),
+            None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
+        },
+    );
+    for listed in &matching {
+        let shown = match listed["namespace"].as_str().filter(|n| !n.is_empty()) {
+            Some(ns) => format!("{ns}/{}", listed["name"].as_str().unwrap_or_default()),
+            None => listed["name"].as_str().unwrap_or_default().to_owned(),
+        };
+        node = node.with(live(fleet, listed, &cluster, &shown).await);
+    }
+    Ok(node)
 }
 
 /// The resource a report lists, read live in its cluster.

@@ -1,11 +1,12 @@
 //! `trace`: downward from a resource of a managed cluster to what it caused: the EventReports
 //! that list it, the EventTriggers consuming them, the ClusterProfiles generated for it, their
 //! ClusterSummaries in each destination cluster, and the objects deployed there, read live.
+//! From an EventSource, EventTrigger or ClusterProfile, the same from that link down.
 
 use api::labels::{
     CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
-    EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL, RESOURCE_NAME_LABEL,
-    RESOURCE_NAMESPACE_LABEL,
+    EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL,
+    RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
 };
 use serde_json::Value;
 
@@ -31,6 +32,17 @@ pub async fn trace(
             format!("not found in cluster {cluster}"),
         ));
     };
+    if cluster == MANAGEMENT {
+        return match resource.0.kind.as_str() {
+            "ClusterProfile" => profile_down(fleet, &object).await,
+            "EventTrigger" => trigger_all(fleet, &object).await,
+            "EventSource" => source_down(fleet, &object).await,
+            other => anyhow::bail!(
+                "trace starts from a resource of a managed cluster (--cluster NS/NAME) or from \
+                 an EventSource, EventTrigger or ClusterProfile, not a {other}"
+            ),
+        };
+    }
     let mut node = Node::of(&resource.0.kind, &object, cluster);
     let (cluster_namespace, cluster_name) = cluster.split_once('/').ok_or_else(|| {
         anyhow::anyhow!("--cluster must be a registered cluster's namespace/name")
@@ -100,10 +112,87 @@ pub async fn trace(
         }
         for trigger in consumers {
             let trigger_node =
-                trigger_down(fleet, trigger, cluster, name, object_namespace).await?;
+                trigger_down(fleet, trigger, cluster, Some((object_namespace, name))).await?;
             report_node = report_node.with(trigger_node);
         }
         node = node.with(report_node);
+    }
+    Ok(node)
+}
+
+/// An EventSource, the reports of every cluster where it matches, and what they caused.
+async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> {
+    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+    let reports = fleet
+        .list(
+            MANAGEMENT,
+            &sveltos_kind("EventReport"),
+            None,
+            &format!("{EVENT_SOURCE_NAME_LABEL}={name}"),
+        )
+        .await?;
+    let triggers = fleet
+        .list(MANAGEMENT, &sveltos_kind("EventTrigger"), None, "")
+        .await?;
+    let consumers: Vec<&Value> = triggers
+        .iter()
+        .filter(|t| t["spec"]["eventSourceName"] == name)
+        .collect();
+    let mut node = Node::of("EventSource", source, MANAGEMENT).saying(format!(
+        "matches in {} clusters; consumed by {} EventTriggers",
+        reports.len(),
+        consumers.len()
+    ));
+    if consumers.is_empty() {
+        node = node.with(Node::missing(
+            "EventTrigger",
+            "-",
+            MANAGEMENT,
+            format!("no EventTrigger consumes EventSource {name}: its events cause nothing"),
+        ));
+    }
+    for report in &reports {
+        let cluster = format!(
+            "{}/{}",
+            report["spec"]["clusterNamespace"]
+                .as_str()
+                .unwrap_or_default(),
+            report["spec"]["clusterName"].as_str().unwrap_or_default()
+        );
+        let count = report["spec"]["matchingResources"]
+            .as_array()
+            .map_or(0, Vec::len);
+        let mut report_node = Node::of("EventReport", report, MANAGEMENT)
+            .saying(format!("{count} matching resources in cluster {cluster}"));
+        for trigger in &consumers {
+            report_node = report_node.with(trigger_down(fleet, trigger, &cluster, None).await?);
+        }
+        node = node.with(report_node);
+    }
+    Ok(node)
+}
+
+/// An EventTrigger and every ClusterProfile it generated, in every source cluster.
+async fn trigger_all(fleet: &mut Fleet, trigger: &Value) -> anyhow::Result<Node> {
+    let name = trigger["metadata"]["name"].as_str().unwrap_or_default();
+    let profiles = fleet
+        .list(
+            MANAGEMENT,
+            &sveltos_kind("ClusterProfile"),
+            None,
+            &format!("{EVENT_TRIGGER_NAME_LABEL}={name}"),
+        )
+        .await?;
+    let mut node = Node::of("EventTrigger", trigger, MANAGEMENT);
+    if profiles.is_empty() {
+        return Ok(node.health(Health::Broken).saying(
+            "generated no ClusterProfile: no EventReport of a cluster its sourceClusterSelector \
+             matches lists anything yet (trace its EventSource to see where it matches)",
+        ));
+    }
+    node = node.saying(format!("generated {} ClusterProfiles", profiles.len()));
+    for profile in &profiles {
+        node = node.with(profile_down(fleet, profile).await?);
     }
     Ok(node)
 }
@@ -161,12 +250,12 @@ async fn why_not(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Vec<Node>>
 }
 
 /// An EventTrigger, and the profiles it generated for the resource `name` of `cluster`.
+/// With `resource` (`namespace`, `name`), only the profiles generated for it.
 async fn trigger_down(
     fleet: &mut Fleet,
     trigger: &Value,
     cluster: &str,
-    name: &str,
-    namespace: &str,
+    resource: Option<(&str, &str)>,
 ) -> anyhow::Result<Node> {
     let trigger_name = trigger["metadata"]["name"].as_str().unwrap_or_default();
     let (cluster_namespace, cluster_name) = cluster.split_once('/').unwrap_or(("", cluster));
@@ -180,12 +269,14 @@ async fn trigger_down(
     // A oneForEvent profile names its resource; a per-report one stands for every resource.
     let for_it: Vec<&Value> = profiles
         .iter()
-        .filter(|p| match meta(p, "labels", RESOURCE_NAME_LABEL) {
-            "" => true,
-            resource => {
-                resource == name && meta(p, "labels", RESOURCE_NAMESPACE_LABEL) == namespace
-            }
-        })
+        .filter(
+            |p| match (meta(p, "labels", RESOURCE_NAME_LABEL), resource) {
+                ("", _) | (_, None) => true,
+                (name, Some((namespace, wanted))) => {
+                    name == wanted && meta(p, "labels", RESOURCE_NAMESPACE_LABEL) == namespace
+                }
+            },
+        )
         .collect();
     let mut node = Node::of("EventTrigger", trigger, MANAGEMENT);
     if for_it.is_empty() {
