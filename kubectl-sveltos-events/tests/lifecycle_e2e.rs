@@ -196,22 +196,7 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     // First registered by mistake with the management cluster's kubeconfig: the agent
     // connects there. Registering again with the right one moves it, though the old
     // connection never failed.
-    let wrong = dir.join("mgmt.kubeconfig");
-    let mut args = vec![
-        "register",
-        "cluster",
-        "-n",
-        "default",
-        "--name",
-        "cluster-1",
-    ];
-    args.extend([
-        "--labels",
-        "env=fv",
-        "--cluster-kubeconfig",
-        wrong.to_str().unwrap(),
-    ]);
-    plugin(dir, &args).ok();
+    common::register_cluster_1_as(dir, "mgmt", &["--labels", "env=fv"]).ok();
     eventually("cluster-1 connected (to the wrong cluster)", || {
         (common::sveltos_cluster_1(dir)["status"]["ready"] == true).then_some(())
     });

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::fleet::{Fleet, sveltos_kind};
-use super::{MANAGEMENT, meta};
+use super::{MANAGEMENT, meta, spec_cluster};
 use crate::connect::ClusterArgs;
 
 /// One object a profile deployed, or a kind that could not be read.
@@ -141,13 +141,7 @@ pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Resu
     let mut unread = 0;
     for summary in &summaries {
         let profile = meta(summary, "labels", CLUSTER_PROFILE_NAME_LABEL).to_owned();
-        let cluster = format!(
-            "{}/{}",
-            summary["spec"]["clusterNamespace"]
-                .as_str()
-                .unwrap_or_default(),
-            summary["spec"]["clusterName"].as_str().unwrap_or_default()
-        );
+        let cluster = spec_cluster(summary);
         let applied = summary["status"]["featureSummaries"][0]["lastAppliedTime"]
             .as_str()
             .unwrap_or_default()

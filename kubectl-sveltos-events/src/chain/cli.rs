@@ -7,7 +7,7 @@ use anyhow::anyhow;
 
 use super::fleet::Fleet;
 use super::render::{self, Format};
-use super::{MANAGEMENT, Node};
+use super::{MANAGEMENT, Node, Target};
 use crate::connect::ClusterArgs;
 
 /// Flags of `explain` and `trace`.
@@ -59,14 +59,15 @@ pub async fn run(args: Args, direction: Direction, out: &mut impl Write) -> anyh
             .await
             .map_err(|e| anyhow!("cannot reach cluster {cluster}: {e}"))?;
     }
-    let namespace = args.namespace.as_deref();
+    let target = Target {
+        cluster,
+        kind,
+        namespace: args.namespace.as_deref(),
+        name,
+    };
     let root: Node = match direction {
-        Direction::Upward => {
-            super::explain::explain(&mut fleet, cluster, kind, namespace, name).await?
-        }
-        Direction::Downward => {
-            super::trace::trace(&mut fleet, cluster, kind, namespace, name).await?
-        }
+        Direction::Upward => super::explain::explain(&mut fleet, target).await?,
+        Direction::Downward => super::trace::trace(&mut fleet, target).await?,
     };
     let now = k8s_openapi::jiff::Timestamp::now().as_second();
     out.write_all(render::render(&root, args.output, now)?.as_bytes())?;

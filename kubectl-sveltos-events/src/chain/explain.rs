@@ -12,40 +12,35 @@ use api::labels::{
 };
 use serde_json::Value;
 
-use super::fleet::{Fleet, sveltos_kind};
-use super::{Health, MANAGEMENT, Node, meta};
+use super::fleet::Fleet;
+use super::{Health, MANAGEMENT, Node, Target, meta, spec_cluster};
 
-/// Explains `name` of kind `kind` (in `namespace`) in `cluster`.
-pub async fn explain(
-    fleet: &mut Fleet,
-    cluster: &str,
-    kind: &str,
-    namespace: Option<&str>,
-    name: &str,
-) -> anyhow::Result<Node> {
-    let resource = fleet.resolve(cluster, kind).await?;
+/// Explains `target`: from it up to its cause.
+pub async fn explain(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node> {
+    let Target {
+        cluster,
+        namespace,
+        name,
+        ..
+    } = target;
+    let (kind, found) = target.fetch(fleet).await?;
     if cluster == MANAGEMENT {
-        match resource.0.kind.as_str() {
+        match kind.as_str() {
             "ClusterProfile" => return profile(fleet, name, None).await,
             "EventReport" => return report_up(fleet, namespace.unwrap_or("default"), name).await,
             "EventTrigger" | "EventSource" => anyhow::bail!(
                 "explain walks up from an add-on, a ClusterProfile or an EventReport to its \
-                 cause; `trace {kind}/{name}` walks down from an {}",
-                resource.0.kind
+                 cause; `trace {}/{name}` walks down from an {kind}",
+                target.kind
             ),
             _ => {}
         }
     }
-    let shown = namespace.map_or(name.to_owned(), |ns| format!("{ns}/{name}"));
-    let Some(object) = fleet.get(cluster, &resource, namespace, name).await? else {
-        return Ok(Node::missing(
-            &resource.0.kind,
-            &shown,
-            cluster,
-            format!("not found in cluster {cluster}"),
-        ));
+    let object = match found {
+        Ok(object) => object,
+        Err(missing) => return Ok(missing),
     };
-    let node = Node::of(&resource.0.kind, &object, cluster);
+    let node = Node::of(&kind, &object, cluster);
     let owner = meta(&object, "annotations", OWNER_NAME_ANNOTATION);
     if owner.is_empty() {
         return Ok(node.health(Health::Broken).saying(format!(
@@ -77,9 +72,8 @@ async fn summary(fleet: &mut Fleet, profile: &str, cluster: &str) -> anyhow::Res
         .health(Health::Ok));
     };
     let summary_name = format!("{profile}-sveltos-{name}");
-    let kind = sveltos_kind("ClusterSummary");
     let Some(summary) = fleet
-        .get(MANAGEMENT, &kind, Some(namespace), &summary_name)
+        .sveltos("ClusterSummary", Some(namespace), &summary_name)
         .await?
     else {
         return Ok(Node::missing(
@@ -136,8 +130,7 @@ impl Health {
 /// The ClusterProfile `name` and what it came from; `deployed` is the object it deployed,
 /// whose reference annotations name the ConfigMap/Secret.
 async fn profile(fleet: &mut Fleet, name: &str, deployed: Option<&Value>) -> anyhow::Result<Node> {
-    let kind = sveltos_kind("ClusterProfile");
-    let Some(profile) = fleet.get(MANAGEMENT, &kind, None, name).await? else {
+    let Some(profile) = fleet.sveltos("ClusterProfile", None, name).await? else {
         return Ok(Node::missing(
             "ClusterProfile",
             name,
@@ -181,10 +174,7 @@ async fn reference(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Node> {
     } else {
         "ConfigMap"
     };
-    let Some(found) = fleet
-        .get(MANAGEMENT, &sveltos_kind(kind), Some(namespace), name)
-        .await?
-    else {
+    let Some(found) = fleet.sveltos(kind, Some(namespace), name).await? else {
         return Ok(Node::missing(
             kind,
             &format!("{namespace}/{name}"),
@@ -209,8 +199,7 @@ async fn trigger_node(
     profile: &Value,
     source_cluster: &str,
 ) -> anyhow::Result<Node> {
-    let kind = sveltos_kind("EventTrigger");
-    let Some(found) = fleet.get(MANAGEMENT, &kind, None, trigger).await? else {
+    let Some(found) = fleet.sveltos("EventTrigger", None, trigger).await? else {
         return Ok(Node::missing(
             "EventTrigger",
             trigger,
@@ -246,15 +235,7 @@ async fn report_node(
         api::v1beta1::ClusterType::Sveltos
     };
     let name = api::v1beta1::event_report_name(source, cluster_name, kind);
-    let Some(report) = fleet
-        .get(
-            MANAGEMENT,
-            &sveltos_kind("EventReport"),
-            Some(namespace),
-            &name,
-        )
-        .await?
-    else {
+    let Some(report) = fleet.sveltos("EventReport", Some(namespace), &name).await? else {
         return Ok(Node::missing(
             "EventReport",
             &format!("{namespace}/{name}"),
@@ -270,10 +251,7 @@ async fn report_node(
         .unwrap_or_default();
     let node = Node::of("EventReport", &report, MANAGEMENT)
         .saying(format!("lists {} matching resources", matching.len()));
-    let source_node = match fleet
-        .get(MANAGEMENT, &sveltos_kind("EventSource"), None, source)
-        .await?
-    {
+    let source_node = match fleet.sveltos("EventSource", None, source).await? {
         Some(found) => Node::of("EventSource", &found, MANAGEMENT).saying("selects the resource"),
         None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
     };
@@ -305,15 +283,7 @@ async fn report_node(
 
 /// An EventReport, its EventSource and every resource it lists, read live.
 async fn report_up(fleet: &mut Fleet, namespace: &str, name: &str) -> anyhow::Result<Node> {
-    let Some(report) = fleet
-        .get(
-            MANAGEMENT,
-            &sveltos_kind("EventReport"),
-            Some(namespace),
-            name,
-        )
-        .await?
-    else {
+    let Some(report) = fleet.sveltos("EventReport", Some(namespace), name).await? else {
         return Ok(Node::missing(
             "EventReport",
             &format!("{namespace}/{name}"),
@@ -324,13 +294,7 @@ async fn report_up(fleet: &mut Fleet, namespace: &str, name: &str) -> anyhow::Re
     let source = report["spec"]["eventSourceName"]
         .as_str()
         .unwrap_or_default();
-    let cluster = format!(
-        "{}/{}",
-        report["spec"]["clusterNamespace"]
-            .as_str()
-            .unwrap_or_default(),
-        report["spec"]["clusterName"].as_str().unwrap_or_default()
-    );
+    let cluster = spec_cluster(&report);
     let matching = report["spec"]["matchingResources"]
         .as_array()
         .cloned()
@@ -339,15 +303,10 @@ async fn report_up(fleet: &mut Fleet, namespace: &str, name: &str) -> anyhow::Re
         "EventSource {source} matches {} resources in cluster {cluster}",
         matching.len()
     ));
-    node = node.with(
-        match fleet
-            .get(MANAGEMENT, &sveltos_kind("EventSource"), None, source)
-            .await?
-        {
-            Some(found) => Node::of("EventSource", &found, MANAGEMENT),
-            None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
-        },
-    );
+    node = node.with(match fleet.sveltos("EventSource", None, source).await? {
+        Some(found) => Node::of("EventSource", &found, MANAGEMENT),
+        None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
+    });
     for listed in &matching {
         let shown = match listed["namespace"].as_str().filter(|n| !n.is_empty()) {
             Some(ns) => format!("{ns}/{}", listed["name"].as_str().unwrap_or_default()),

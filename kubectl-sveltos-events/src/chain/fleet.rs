@@ -218,6 +218,17 @@ impl Fleet {
         Ok(found.map(|o| serde_json::to_value(o).unwrap_or_default()))
     }
 
+    /// The management cluster's object of Sveltos kind `kind` (see [`sveltos_kind`]).
+    pub async fn sveltos(
+        &mut self,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> anyhow::Result<Option<Value>> {
+        self.get(MANAGEMENT, &sveltos_kind(kind), namespace, name)
+            .await
+    }
+
     /// The objects carrying `labels` (a selector), in `namespace` or everywhere.
     pub async fn list(
         &mut self,

@@ -36,6 +36,45 @@ pub struct Node {
     pub children: Vec<Node>,
 }
 
+/// What `explain` and `trace` start from: `kind`/`name` (in `namespace`) in `cluster`.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// `management` or a managed cluster's `namespace/name`.
+    pub cluster: &'a str,
+    /// The kind as the user typed it.
+    pub kind: &'a str,
+    /// Its namespace, for a namespaced kind.
+    pub namespace: Option<&'a str>,
+    /// Its name.
+    pub name: &'a str,
+}
+
+impl Target<'_> {
+    /// The target's kind (as the cluster names it) and the object, or the broken link that
+    /// says it is not there.
+    pub async fn fetch(
+        &self,
+        fleet: &mut fleet::Fleet,
+    ) -> anyhow::Result<(String, Result<Value, Node>)> {
+        let resource = fleet.resolve(self.cluster, self.kind).await?;
+        let kind = resource.0.kind.clone();
+        let found = fleet
+            .get(self.cluster, &resource, self.namespace, self.name)
+            .await?;
+        Ok(match found {
+            Some(object) => (kind, Ok(object)),
+            None => {
+                let shown = self
+                    .namespace
+                    .map_or(self.name.to_owned(), |ns| format!("{ns}/{}", self.name));
+                let reason = format!("not found in cluster {}", self.cluster);
+                let missing = Node::missing(&kind, &shown, self.cluster, reason);
+                (kind, Err(missing))
+            }
+        })
+    }
+}
+
 /// Whether a link of the chain holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -106,6 +145,13 @@ impl Node {
     pub fn whole(&self) -> bool {
         self.health != Health::Broken && self.children.iter().all(Node::whole)
     }
+}
+
+/// The cluster an EventReport's or ClusterSummary's spec names, as `namespace/name`.
+pub fn spec_cluster(object: &Value) -> String {
+    let spec = &object["spec"];
+    let text = |field: &str| spec[field].as_str().unwrap_or_default();
+    format!("{}/{}", text("clusterNamespace"), text("clusterName"))
 }
 
 /// An object's label or annotation `key` (empty when absent).

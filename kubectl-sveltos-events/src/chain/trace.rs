@@ -12,28 +12,23 @@ use serde_json::Value;
 
 use super::explain::summary_node;
 use super::fleet::{Fleet, sveltos_kind};
-use super::{Health, MANAGEMENT, Node, meta};
+use super::{Health, MANAGEMENT, Node, Target, meta, spec_cluster};
 
-/// Traces `name` of kind `kind` (in `namespace`) in the managed cluster `cluster`.
-pub async fn trace(
-    fleet: &mut Fleet,
-    cluster: &str,
-    kind: &str,
-    namespace: Option<&str>,
-    name: &str,
-) -> anyhow::Result<Node> {
-    let resource = fleet.resolve(cluster, kind).await?;
-    let shown = namespace.map_or(name.to_owned(), |ns| format!("{ns}/{name}"));
-    let Some(object) = fleet.get(cluster, &resource, namespace, name).await? else {
-        return Ok(Node::missing(
-            &resource.0.kind,
-            &shown,
-            cluster,
-            format!("not found in cluster {cluster}"),
-        ));
+/// Traces `target`: from it down to what it caused.
+pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node> {
+    let Target {
+        cluster,
+        namespace,
+        name,
+        ..
+    } = target;
+    let (kind, found) = target.fetch(fleet).await?;
+    let object = match found {
+        Ok(object) => object,
+        Err(missing) => return Ok(missing),
     };
     if cluster == MANAGEMENT {
-        return match resource.0.kind.as_str() {
+        return match kind.as_str() {
             "ClusterProfile" => profile_down(fleet, &object).await,
             "EventTrigger" => trigger_all(fleet, &object).await,
             "EventSource" => source_down(fleet, &object).await,
@@ -43,7 +38,7 @@ pub async fn trace(
             ),
         };
     }
-    let mut node = Node::of(&resource.0.kind, &object, cluster);
+    let mut node = Node::of(&kind, &object, cluster);
     let (cluster_namespace, cluster_name) = cluster.split_once('/').ok_or_else(|| {
         anyhow::anyhow!("--cluster must be a registered cluster's namespace/name")
     })?;
@@ -64,7 +59,7 @@ pub async fn trace(
                 .into_iter()
                 .flatten()
                 .any(|r| {
-                    r["kind"] == resource.0.kind.as_str()
+                    r["kind"] == kind.as_str()
                         && r["name"] == name
                         && r["namespace"].as_str().unwrap_or_default() == object_namespace
                 })
@@ -73,10 +68,7 @@ pub async fn trace(
     if listing.is_empty() {
         let verdicts = why_not(fleet, &object).await?;
         let reason = if verdicts.is_empty() {
-            format!(
-                "no EventReport of cluster {cluster} lists it: no EventSource selects {}",
-                resource.0.kind
-            )
+            format!("no EventReport of cluster {cluster} lists it: no EventSource selects {kind}")
         } else {
             format!(
                 "no EventReport of cluster {cluster} lists it; each EventSource, evaluated now:"
@@ -152,13 +144,7 @@ async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> 
         ));
     }
     for report in &reports {
-        let cluster = format!(
-            "{}/{}",
-            report["spec"]["clusterNamespace"]
-                .as_str()
-                .unwrap_or_default(),
-            report["spec"]["clusterName"].as_str().unwrap_or_default()
-        );
+        let cluster = spec_cluster(report);
         let count = report["spec"]["matchingResources"]
             .as_array()
             .map_or(0, Vec::len);
@@ -312,13 +298,7 @@ async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node
     }
     node = node.saying(format!("deployed to {} clusters", summaries.len()));
     for summary in &summaries {
-        let destination = format!(
-            "{}/{}",
-            summary["spec"]["clusterNamespace"]
-                .as_str()
-                .unwrap_or_default(),
-            summary["spec"]["clusterName"].as_str().unwrap_or_default()
-        );
+        let destination = spec_cluster(summary);
         let mut summary_node = summary_node(summary);
         for object in deployed(fleet, summary, name, &destination).await {
             summary_node = summary_node.with(object);

@@ -187,7 +187,12 @@ pub fn deregister_cluster_1(dir: &Path) -> Run {
 
 /// `register cluster default/cluster-1` with the sandbox's kubeconfig of cluster-1 and `extra`.
 pub fn register_cluster_1(dir: &Path, extra: &[&str]) -> Run {
-    let managed = dir.join("cluster-1.kubeconfig");
+    register_cluster_1_as(dir, "cluster-1", extra)
+}
+
+/// `register cluster default/cluster-1` with the kubeconfig of the sandbox's `cluster`.
+pub fn register_cluster_1_as(dir: &Path, cluster: &str, extra: &[&str]) -> Run {
+    let managed = dir.join(format!("{cluster}.kubeconfig"));
     let mut args = vec![
         "register",
         "cluster",
