@@ -11,6 +11,7 @@ mod manifests;
 mod register;
 mod sandbox;
 mod system;
+mod tui;
 mod uninstall;
 mod version;
 
@@ -47,6 +48,8 @@ enum Command {
     /// default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says why), 2 the
     /// command could not run.
     Trace(chain::cli::Args),
+    /// A live view of events, reports, generated ClusterProfiles and add-ons as they happen.
+    Tui(tui::Args),
     /// Show what sveltos-events did: `show addons`.
     #[command(subcommand)]
     Show(Show),
@@ -100,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
             )
             .await,
         ),
+        Command::Tui(args) => exit_on_error(tui::run(args).await),
         Command::Show(Show::Addons(args)) => {
             exit_with(chain::addons::show_addons(args, &mut std::io::stdout()).await)
         }

@@ -267,6 +267,11 @@ pub fn sveltos_kind(kind: &str) -> (ApiResource, Scope) {
             "clustersummaries",
             Scope::Namespaced,
         ),
+        "SveltosCluster" => (
+            "lib.projectsveltos.io",
+            "sveltosclusters",
+            Scope::Namespaced,
+        ),
         "ConfigMap" => ("", "configmaps", Scope::Namespaced),
         _ => ("", "secrets", Scope::Namespaced),
     };

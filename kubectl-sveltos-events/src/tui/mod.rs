@@ -1,0 +1,132 @@
+//! `tui`: a live view of the management cluster (clusters, EventSources, EventTriggers,
+//! EventReports, ClusterProfiles, ClusterSummaries and the activity between them), driven by
+//! watches. State ([`state`]), keys ([`input`]), views ([`view`]), drawing ([`render`], a pure
+//! function of the state) and data ([`feed`]) are apart. It never writes to the cluster.
+
+pub mod feed;
+pub mod input;
+pub mod render;
+pub mod state;
+pub mod view;
+
+use anyhow::Context;
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use futures_util::StreamExt;
+use ratatui::DefaultTerminal;
+use tokio::sync::mpsc;
+
+use crate::chain::{self, MANAGEMENT, Target};
+use crate::connect::ClusterArgs;
+use state::{Effect, State};
+
+/// Flags of `tui`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  kubectl sveltos-events tui --context mgmt\n\n\
+    Keys: ? help, : view, / filter, y YAML, t trace, q quit. NO_COLOR turns colours off."
+)]
+pub struct Args {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+/// Runs the TUI until the user quits (or SIGTERM); the terminal is restored on every way out,
+/// a panic included.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let (client, url, _) = args.cluster.connect().await?;
+    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut state = State::new(&url, colour);
+    let mut updates = feed::start(client.clone());
+    let mut terminal = ratatui::try_init().context("setting up the terminal")?;
+    let result = event_loop(&mut terminal, &mut state, &mut updates, client).await;
+    ratatui::restore();
+    result
+}
+
+fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%H:%M:%S")
+        .to_string()
+}
+
+async fn event_loop(
+    terminal: &mut DefaultTerminal,
+    state: &mut State,
+    updates: &mut mpsc::Receiver<feed::Update>,
+    client: kube::Client,
+) -> anyhow::Result<()> {
+    let mut keys = EventStream::new();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("listening for SIGTERM")?;
+    let (traced, mut traces) = mpsc::channel::<(String, String)>(4);
+    loop {
+        terminal
+            .draw(|frame| render::draw(frame, state))
+            .context("drawing")?;
+        if state.quit {
+            return Ok(());
+        }
+        tokio::select! {
+            event = keys.next() => match event {
+                Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
+                    if let Some(effect) = state.on_key(key) {
+                        tokio::spawn(trace(client.clone(), effect, traced.clone()));
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => return Err(error).context("reading the terminal"),
+                None => return Ok(()),
+            },
+            Some(update) = updates.recv() => {
+                let at = now();
+                state.on_update(update, &at);
+                // A burst (a relist, many changes) is drawn once.
+                while let Ok(update) = updates.try_recv() {
+                    state.on_update(update, &at);
+                }
+            }
+            Some((title, text)) = traces.recv() => state.show_text(title, text),
+            _ = terminate.recv() => return Ok(()),
+        }
+    }
+}
+
+/// Runs the chain engine for the selected object: down from an EventSource, EventTrigger or
+/// ClusterProfile (a ClusterSummary: its profile), up from an EventReport.
+async fn trace(client: kube::Client, effect: Effect, done: mpsc::Sender<(String, String)>) {
+    let Effect::Trace {
+        kind,
+        namespace,
+        name,
+    } = effect;
+    let mut fleet = chain::fleet::Fleet::new(client);
+    let target = |kind, name| Target {
+        cluster: MANAGEMENT,
+        kind,
+        namespace: namespace.as_deref(),
+        name,
+    };
+    let result = match kind.as_str() {
+        "EventReport" => chain::explain::explain(&mut fleet, target("EventReport", &name)).await,
+        "ClusterSummary" => {
+            let profile = name.split("-sveltos-").next().unwrap_or(&name).to_owned();
+            let target = Target {
+                namespace: None,
+                ..target("ClusterProfile", &profile)
+            };
+            chain::trace::trace(&mut fleet, target).await
+        }
+        "SveltosCluster" => Err(anyhow::anyhow!(
+            "a cluster has no chain of its own: trace one of its reports or summaries"
+        )),
+        _ => chain::trace::trace(&mut fleet, target(&kind, &name)).await,
+    };
+    let now = k8s_openapi::jiff::Timestamp::now().as_second();
+    let text = match result
+        .and_then(|node| chain::render::render(&node, chain::render::Format::Text, now))
+    {
+        Ok(text) => text,
+        Err(error) => format!("cannot trace it: {error:#}"),
+    };
+    let _ = done.send((format!("chain of {kind} {name}"), text)).await;
+}

@@ -1,0 +1,375 @@
+//! The views: their names, their kind, the columns a user needs, one row per object.
+
+use api::labels::{
+    CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
+    EVENT_TRIGGER_NAME_LABEL, RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
+};
+use serde_json::Value;
+
+use super::state::{State, key};
+use crate::chain::meta;
+
+/// A screen of the TUI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Counts and the activity feed.
+    Overview,
+    /// SveltosClusters.
+    Clusters,
+    /// EventSources.
+    Sources,
+    /// EventTriggers.
+    Triggers,
+    /// EventReports.
+    Reports,
+    /// ClusterProfiles.
+    Profiles,
+    /// ClusterSummaries.
+    Summaries,
+}
+
+const ORDER: [View; 7] = [
+    View::Overview,
+    View::Clusters,
+    View::Sources,
+    View::Triggers,
+    View::Reports,
+    View::Profiles,
+    View::Summaries,
+];
+
+/// How a row is doing, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// Nothing to say.
+    Plain,
+    /// Ready, provisioned.
+    Good,
+    /// Not there yet.
+    Pending,
+    /// Failed.
+    Bad,
+}
+
+/// One object as a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Its `namespace/name`.
+    pub key: String,
+    /// The cells, in the view's column order.
+    pub cells: Vec<String>,
+    /// How it is doing.
+    pub health: Health,
+}
+
+impl View {
+    /// Its title and the names `:` takes (title first).
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            View::Overview => &["overview", "o", "home"],
+            View::Clusters => &["clusters", "cl", "sveltosclusters", "sc"],
+            View::Sources => &["sources", "es", "eventsources"],
+            View::Triggers => &["triggers", "et", "eventtriggers"],
+            View::Reports => &["reports", "er", "eventreports"],
+            View::Profiles => &["profiles", "cp", "clusterprofiles"],
+            View::Summaries => &["summaries", "cs", "clustersummaries"],
+        }
+    }
+
+    /// The view `text` names: one of its names, or the start of only one view's names.
+    pub fn named(text: &str) -> Option<View> {
+        let text = text.trim().to_lowercase();
+        if text.is_empty() {
+            return None;
+        }
+        if let Some(view) = ORDER
+            .into_iter()
+            .find(|v| v.names().contains(&text.as_str()))
+        {
+            return Some(view);
+        }
+        let mut starting = ORDER
+            .into_iter()
+            .filter(|v| v.names().iter().any(|n| n.starts_with(&text)));
+        match (starting.next(), starting.next()) {
+            (Some(view), None) => Some(view),
+            _ => None,
+        }
+    }
+
+    /// The next view, round.
+    pub fn next(self) -> View {
+        let i = ORDER.iter().position(|v| *v == self).unwrap_or(0);
+        ORDER[(i + 1) % ORDER.len()]
+    }
+
+    /// The previous view, round.
+    pub fn previous(self) -> View {
+        let i = ORDER.iter().position(|v| *v == self).unwrap_or(0);
+        ORDER[(i + ORDER.len() - 1) % ORDER.len()]
+    }
+
+    /// The kind a list view shows.
+    pub fn kind(self) -> Option<&'static str> {
+        Some(match self {
+            View::Overview => return None,
+            View::Clusters => "SveltosCluster",
+            View::Sources => "EventSource",
+            View::Triggers => "EventTrigger",
+            View::Reports => "EventReport",
+            View::Profiles => "ClusterProfile",
+            View::Summaries => "ClusterSummary",
+        })
+    }
+
+    /// The column headers.
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            View::Overview => &[],
+            View::Clusters => &[
+                "NAMESPACE/NAME",
+                "READY",
+                "CONNECTION",
+                "VERSION",
+                "MESSAGE",
+            ],
+            View::Sources => &["NAME", "SELECTS", "COLLECT", "AGE"],
+            View::Triggers => &["NAME", "EVENTSOURCE", "ONE-FOR-EVENT", "PROFILES", "AGE"],
+            View::Reports => &[
+                "NAMESPACE/NAME",
+                "CLUSTER",
+                "EVENTSOURCE",
+                "MATCHING",
+                "AGE",
+            ],
+            View::Profiles => &["NAME", "TRIGGER", "CLUSTER", "RESOURCE", "DEPLOYED", "AGE"],
+            View::Summaries => &["NAMESPACE/NAME", "PROFILE", "CLUSTER", "STATUS", "MESSAGE"],
+        }
+    }
+
+    /// The rows of this view, unfiltered, sorted by key.
+    pub fn rows(self, state: &State) -> Vec<Row> {
+        let Some(kind) = self.kind() else {
+            return Vec::new();
+        };
+        state.of(kind).map(|o| self.row(state, o)).collect()
+    }
+
+    fn row(self, state: &State, o: &Value) -> Row {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let age = age(o);
+        let (cells, health) = match self {
+            View::Overview => (Vec::new(), Health::Plain),
+            View::Clusters => {
+                let status = &o["status"];
+                let ready = status["ready"] == true;
+                let health = if status["failureMessage"].is_string() {
+                    Health::Bad
+                } else if ready {
+                    Health::Good
+                } else {
+                    Health::Pending
+                };
+                let cells = vec![
+                    key(o),
+                    ready.to_string(),
+                    text(&status["connectionStatus"]),
+                    text(&status["version"]),
+                    text(&status["failureMessage"]),
+                ];
+                (cells, health)
+            }
+            View::Sources => {
+                let kinds: Vec<String> = o["spec"]["resourceSelectors"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|s| text(&s["kind"]))
+                    .collect();
+                let collect = o["spec"]["collectResources"] == true;
+                (
+                    vec![key(o), kinds.join(","), collect.to_string(), age],
+                    Health::Plain,
+                )
+            }
+            View::Triggers => {
+                let name = key(o);
+                let profiles = state
+                    .of("ClusterProfile")
+                    .filter(|p| meta(p, "labels", EVENT_TRIGGER_NAME_LABEL) == name)
+                    .count();
+                let cells = vec![
+                    name,
+                    text(&o["spec"]["eventSourceName"]),
+                    (o["spec"]["oneForEvent"] == true).to_string(),
+                    profiles.to_string(),
+                    age,
+                ];
+                (cells, Health::Plain)
+            }
+            View::Reports => {
+                let spec = &o["spec"];
+                let matching = spec["matchingResources"].as_array().map_or(0, Vec::len);
+                let cluster = format!(
+                    "{}/{}",
+                    text(&spec["clusterNamespace"]),
+                    text(&spec["clusterName"])
+                );
+                let cells = vec![
+                    key(o),
+                    cluster,
+                    text(&spec["eventSourceName"]),
+                    matching.to_string(),
+                    age,
+                ];
+                (cells, Health::Plain)
+            }
+            View::Profiles => {
+                let name = key(o);
+                let trigger = meta(o, "labels", EVENT_TRIGGER_NAME_LABEL);
+                let cluster = match meta(o, "labels", CLUSTER_NAME_LABEL) {
+                    "" => String::new(),
+                    c => format!("{}/{c}", meta(o, "labels", CLUSTER_NAMESPACE_LABEL)),
+                };
+                let resource = match (
+                    meta(o, "labels", RESOURCE_NAMESPACE_LABEL),
+                    meta(o, "labels", RESOURCE_NAME_LABEL),
+                ) {
+                    (_, "") => String::new(),
+                    ("", r) => r.to_owned(),
+                    (ns, r) => format!("{ns}/{r}"),
+                };
+                let summaries: Vec<Health> = state
+                    .of("ClusterSummary")
+                    .filter(|s| meta(s, "labels", CLUSTER_PROFILE_NAME_LABEL) == name)
+                    .map(summary_health)
+                    .collect();
+                let good = summaries.iter().filter(|h| **h == Health::Good).count();
+                let health = if summaries.contains(&Health::Bad) {
+                    Health::Bad
+                } else if good == summaries.len() {
+                    Health::Good
+                } else {
+                    Health::Pending
+                };
+                let trigger = if trigger.is_empty() {
+                    "(by hand)".to_owned()
+                } else {
+                    trigger.to_owned()
+                };
+                let cells = vec![
+                    name,
+                    trigger,
+                    cluster,
+                    resource,
+                    format!("{good}/{}", summaries.len()),
+                    age,
+                ];
+                (cells, health)
+            }
+            View::Summaries => {
+                let spec = &o["spec"];
+                let cluster = format!(
+                    "{}/{}",
+                    text(&spec["clusterNamespace"]),
+                    text(&spec["clusterName"])
+                );
+                let feature = &o["status"]["featureSummaries"][0];
+                let cells = vec![
+                    key(o),
+                    meta(o, "labels", CLUSTER_PROFILE_NAME_LABEL).to_owned(),
+                    cluster,
+                    feature["status"].as_str().unwrap_or("Pending").to_owned(),
+                    text(&feature["failureMessage"]),
+                ];
+                (cells, summary_health(o))
+            }
+        };
+        Row {
+            key: key(o),
+            cells,
+            health,
+        }
+    }
+}
+
+fn summary_health(summary: &Value) -> Health {
+    match summary["status"]["featureSummaries"][0]["status"].as_str() {
+        Some("Provisioned") => Health::Good,
+        Some("Failed" | "FailedNonRetriable") => Health::Bad,
+        _ => Health::Pending,
+    }
+}
+
+/// `5s`, `3m`, ... since the object's creation.
+fn age(object: &Value) -> String {
+    let now = k8s_openapi::jiff::Timestamp::now().as_second();
+    crate::chain::render::age(object["metadata"]["creationTimestamp"].as_str(), now)
+}
+
+/// The activity line for a change of `kind`, when it says more than "changed": an event
+/// reported, a profile generated, an add-on deployed.
+pub fn describe_change(kind: &str, o: &Value) -> Option<String> {
+    let name = key(o);
+    Some(match kind {
+        "EventReport" => {
+            let spec = &o["spec"];
+            let matching = spec["matchingResources"].as_array().map_or(0, Vec::len);
+            format!(
+                "EventReport {name}: {} matches {matching} in {}/{}",
+                spec["eventSourceName"].as_str().unwrap_or_default(),
+                spec["clusterNamespace"].as_str().unwrap_or_default(),
+                spec["clusterName"].as_str().unwrap_or_default()
+            )
+        }
+        "ClusterProfile" => match meta(o, "labels", EVENT_TRIGGER_NAME_LABEL) {
+            "" => return None,
+            trigger => format!(
+                "ClusterProfile {name} from EventTrigger {trigger} for {}",
+                match meta(o, "labels", RESOURCE_NAME_LABEL) {
+                    "" => "the report".to_owned(),
+                    r => r.to_owned(),
+                }
+            ),
+        },
+        "ClusterSummary" => format!(
+            "ClusterSummary {name}: {}",
+            o["status"]["featureSummaries"][0]["status"]
+                .as_str()
+                .unwrap_or("Pending")
+        ),
+        "SveltosCluster" => format!(
+            "SveltosCluster {name}: {}",
+            if o["status"]["ready"] == true {
+                "ready"
+            } else {
+                "not ready"
+            }
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_view_is_reached_by_each_of_its_names_and_tab_goes_round() {
+        let mut view = View::Overview;
+        for _ in 0..ORDER.len() {
+            for name in view.names() {
+                assert_eq!(View::named(name), Some(view), "{name}");
+            }
+            assert_eq!(view.next().previous(), view);
+            view = view.next();
+        }
+        assert_eq!(view, View::Overview);
+        assert_eq!(View::named("nothing"), None);
+        // A start that only one view's names have is enough; an ambiguous one is not.
+        assert_eq!(View::named("sum"), Some(View::Summaries));
+        assert_eq!(View::named("trig"), Some(View::Triggers));
+        assert_eq!(View::named("c"), None);
+        assert_eq!(View::named(""), None);
+    }
+}

@@ -1,0 +1,136 @@
+//! The TUI in a real terminal (tmux) against the sandbox: a matching Service in `cluster-1`
+//! shows up as its report, profile and deployed add-on; views, filter, help, YAML and the
+//! trace answer their keys; a resize is followed; `q` leaves the terminal sane.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{apply_example, eventually, start};
+
+/// A detached tmux session; killed when dropped.
+struct Tmux(String);
+
+impl Tmux {
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(args)
+            .output()
+            .expect("tmux is installed");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Sends keys one at a time, as a person types (an Escape followed at once by a key reads
+    /// as Alt+key in any terminal).
+    fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            self.tmux(&["send-keys", "-t", &self.0, key]);
+            std::thread::sleep(Duration::from_millis(80));
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.0])
+    }
+
+    /// Waits until the screen shows every one of `texts` (on failure, shows the screen).
+    fn shows(&self, texts: &[&str]) -> String {
+        let start = std::time::Instant::now();
+        loop {
+            let screen = self.screen();
+            if texts.iter().all(|t| screen.contains(t)) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < common::TIMEOUT,
+                "the screen never showed {texts:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.tmux(&["kill-session", "-t", &self.0]);
+    }
+}
+
+fn open(dir: &Path) -> Tmux {
+    let session = format!("tui-e2e-{}", std::process::id());
+    let command = format!(
+        "KUBECONFIG={} NO_COLOR=1 {} tui; stty -a > {}; sleep 60",
+        dir.join("mgmt.kubeconfig").display(),
+        env!("CARGO_BIN_EXE_kubectl-sveltos_events"),
+        dir.join("stty.txt").display()
+    );
+    let tmux = Tmux(session.clone());
+    tmux.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &command,
+    ]);
+    tmux
+}
+
+#[test]
+fn the_tui_follows_an_event_to_its_add_on_and_answers_its_keys() {
+    let sandbox = start(1);
+    let dir = sandbox.dir.clone();
+    let tui = open(&dir);
+    tui.shows(&["sveltos-events", "overview", "clusters       1  1 ok"]);
+
+    apply_example(&dir, "mgmt", "network-policy", "");
+    apply_example(&dir, "cluster-1", "network-policy", "managed/service.yaml");
+    tui.shows(&[
+        "EventReport default/sveltos--sveltos-service--cluster-1: sveltos-service matches 1",
+        "ClusterProfile sveltos-",
+        "-sveltos-cluster-1: Provisioned",
+        "summaries      1  1 ok",
+    ]);
+
+    tui.keys(&[":", "s", "u", "m", "Enter"]);
+    tui.shows(&["summaries (1)", "NAMESPACE/NAME", "Provisioned"]);
+    tui.keys(&["/", "n", "o", "p", "e", "Enter"]);
+    tui.shows(&["summaries (0)", "filter /nope"]);
+    tui.keys(&["BSpace"]);
+    tui.shows(&["summaries (1)"]);
+
+    tui.keys(&["?"]);
+    tui.shows(&["help (Esc closes)", "filter rows by regex"]);
+    tui.keys(&["Escape", "y"]);
+    tui.shows(&["kind: ClusterSummary"]);
+    tui.keys(&["Escape", "t"]);
+    tui.shows(&[
+        "chain of ClusterSummary",
+        "NetworkPolicy default/front-my-service",
+    ]);
+    tui.keys(&["Escape"]);
+
+    tui.tmux(&["resize-window", "-t", &tui.0, "-x", "80", "-y", "24"]);
+    let screen = tui.shows(&["summaries (1)"]);
+    assert!(screen.lines().all(|l| l.chars().count() <= 80), "{screen}");
+
+    tui.keys(&["q"]);
+    let stty = eventually("the TUI to exit", || {
+        std::fs::read_to_string(dir.join("stty.txt"))
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    let words: Vec<&str> = stty
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .collect();
+    assert!(
+        words.contains(&"icanon") && words.contains(&"echo"),
+        "terminal left raw: {stty}"
+    );
+}
