@@ -121,39 +121,31 @@ fn overview(frame: &mut Frame, state: &State, area: Rect) {
         Constraint::Min(1),
     ])
     .areas(area);
-    let lines: Vec<Line> = [
-        View::Clusters,
-        View::Sources,
-        View::Triggers,
-        View::Reports,
-        View::Profiles,
-        View::Summaries,
-    ]
-    .into_iter()
-    .map(|view| {
-        let rows = view.rows(state);
-        let count = |h: Health| rows.iter().filter(|r| r.health == h).count();
-        let mut spans = vec![Span::raw(format!(
-            "{:<10} {:>5}",
-            view.names()[0],
-            rows.len()
-        ))];
-        for (health, word) in [
-            (Health::Good, "ok"),
-            (Health::Pending, "pending"),
-            (Health::Bad, "failed"),
-        ] {
-            let n = count(health);
-            if n > 0 {
-                spans.push(Span::styled(
-                    format!("  {n} {word}"),
-                    health_style(state, health),
-                ));
+    let lines: Vec<Line> = View::lists()
+        .map(|view| {
+            let rows = view.rows(state);
+            let count = |h: Health| rows.iter().filter(|r| r.health == h).count();
+            let mut spans = vec![Span::raw(format!(
+                "{:<10} {:>5}",
+                view.names()[0],
+                rows.len()
+            ))];
+            for (health, word) in [
+                (Health::Good, "ok"),
+                (Health::Pending, "pending"),
+                (Health::Bad, "failed"),
+            ] {
+                let n = count(health);
+                if n > 0 {
+                    spans.push(Span::styled(
+                        format!("  {n} {word}"),
+                        health_style(state, health),
+                    ));
+                }
             }
-        }
-        Line::from(spans)
-    })
-    .collect();
+            Line::from(spans)
+        })
+        .collect();
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" overview ")),
         counts,

@@ -97,6 +97,11 @@ impl View {
         }
     }
 
+    /// The list views (every view but the overview), in order.
+    pub fn lists() -> impl Iterator<Item = View> {
+        ORDER.into_iter().filter(|v| *v != View::Overview)
+    }
+
     /// The next view, round.
     pub fn next(self) -> View {
         let i = ORDER.iter().position(|v| *v == self).unwrap_or(0);
