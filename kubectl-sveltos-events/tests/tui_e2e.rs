@@ -1,6 +1,7 @@
 //! The TUI in a real terminal (tmux) against the sandbox: a matching Service in `cluster-1`
 //! shows up as its report, profile and deployed add-on; views, filter, help, YAML and the
-//! trace answer their keys; a resize is followed; `q` leaves the terminal sane.
+//! trace answer their keys; a resize is followed; `q` leaves the terminal sane. Without the
+//! CRDs it says to install instead of failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 mod common;
@@ -59,8 +60,8 @@ impl Drop for Tmux {
     }
 }
 
-fn open(dir: &Path) -> Tmux {
-    let session = format!("tui-e2e-{}", std::process::id());
+fn open(dir: &Path, tag: &str) -> Tmux {
+    let session = format!("tui-e2e-{tag}-{}", std::process::id());
     let command = format!(
         "KUBECONFIG={} NO_COLOR=1 {} tui; stty -a > {}; sleep 60",
         dir.join("mgmt.kubeconfig").display(),
@@ -86,7 +87,7 @@ fn open(dir: &Path) -> Tmux {
 fn the_tui_follows_an_event_to_its_add_on_and_answers_its_keys() {
     let sandbox = start(1);
     let dir = sandbox.dir.clone();
-    let tui = open(&dir);
+    let tui = open(&dir, "chain");
     tui.shows(&["sveltos-events", "overview", "clusters       1  1 ok"]);
 
     apply_example(&dir, "mgmt", "network-policy", "");
@@ -133,4 +134,23 @@ fn the_tui_follows_an_event_to_its_add_on_and_answers_its_keys() {
         words.contains(&"icanon") && words.contains(&"echo"),
         "terminal left raw: {stty}"
     );
+}
+
+#[test]
+fn without_the_crds_the_tui_says_to_install_rather_than_fail() {
+    let sandbox = common::start_bare(0);
+    let tui = open(&sandbox.dir, "bare");
+    tui.shows(&[
+        "sveltos-events is not installed in this cluster: run `kubectl sveltos-events install`",
+        "overview",
+    ]);
+    // The same line once, not once per kind.
+    let screen = tui.screen();
+    assert_eq!(screen.matches("is not installed").count(), 1, "{screen}");
+    tui.keys(&["q"]);
+    eventually("the TUI to exit", || {
+        std::fs::read_to_string(sandbox.dir.join("stty.txt"))
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
 }
