@@ -50,7 +50,7 @@ enum Command {
     Trace(chain::cli::Args),
     /// A live view of events, reports, generated ClusterProfiles and add-ons as they happen.
     Tui(tui::Args),
-    /// Show what sveltos-events did: `show addons`.
+    /// Show what sveltos-events did: `show addons`, `show usage`.
     #[command(subcommand)]
     Show(Show),
     /// Withdraw every EventTrigger's add-ons, then remove the controllers (and the CRDs with
@@ -76,6 +76,9 @@ enum Command {
 enum Show {
     /// The add-ons deployed in each cluster, read live, with the profile that deployed them.
     Addons(chain::addons::AddonsArgs),
+    /// Which clusters a ClusterProfile, or a ConfigMap/Secret that profiles or EventTriggers
+    /// reference, affects.
+    Usage(chain::usage::UsageArgs),
 }
 
 #[tokio::main]
@@ -106,6 +109,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Tui(args) => exit_on_error(tui::run(args).await),
         Command::Show(Show::Addons(args)) => {
             exit_with(chain::addons::show_addons(args, &mut std::io::stdout()).await)
+        }
+        Command::Show(Show::Usage(args)) => {
+            exit_with(chain::usage::show_usage(args, &mut std::io::stdout()).await)
         }
         Command::Uninstall(args) => {
             exit_on_error(uninstall::run(args, &mut std::io::stdout()).await)

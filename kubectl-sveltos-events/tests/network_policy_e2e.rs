@@ -2,7 +2,7 @@
 //! of the seed documents. A labelled Service in a managed cluster becomes an EventReport (agent),
 //! then a ClusterProfile and an instantiated ConfigMap (manager); deleting the Service
 //! withdraws them. `explain` and `trace` follow that chain both ways, and say where it breaks;
-//! `show addons` lists what was deployed.
+//! `show addons` lists what was deployed, `show usage` where a template reaches.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 mod common;
@@ -299,6 +299,22 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
     assert_eq!(rows.as_array().unwrap().len(), 1, "{rows:#}");
     let none = plugin(&dir, &["show", "addons", "--profile", "no-such-profile"]).ok();
     assert_eq!(none.stdout.trim(), "No add-ons found.");
+
+    // `show usage`: the trigger's template reaches cluster-1 through the generated profile.
+    let usage = plugin(
+        &dir,
+        &["show", "usage", "configmap/network-policy", "-n", "default"],
+    )
+    .ok();
+    let row = usage
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("default/cluster-1"))
+        .unwrap_or_else(|| panic!("{}", usage.stdout));
+    assert!(row.contains("EventTrigger service-network-policy"), "{row}");
+    assert!(row.contains("Provisioned"), "{row}");
+    let unused = plugin(&dir, &["show", "usage", "secret/nothing"]).ok();
+    assert_eq!(unused.stdout.trim(), "Secret nothing affects no cluster.");
 
     // Why not: a Service no EventSource selects breaks the chain at once, in words.
     let plain = common::example("network-policy", "managed/service.yaml");

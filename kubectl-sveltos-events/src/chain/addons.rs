@@ -216,17 +216,25 @@ fn print_table(rows: &[Addon], wide: bool, out: &mut impl Write) -> anyhow::Resu
             row
         })
         .collect();
+    print_columns(&header, &cells, out)
+}
+
+/// Rows under a header, in columns as kubectl prints them (three spaces apart).
+pub fn print_columns(
+    header: &[&str],
+    rows: &[Vec<&str>],
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
-            cells
-                .iter()
-                .map(|r| r[i].len())
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
                 .chain([header[i].len()])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    for row in std::iter::once(&header).chain(cells.iter()) {
+    for row in std::iter::once(&header.to_vec()).chain(rows.iter()) {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod fleet;
 pub mod render;
 pub mod trace;
+pub mod usage;
 
 use serde::Serialize;
 use serde_json::Value;
