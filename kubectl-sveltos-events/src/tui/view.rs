@@ -4,6 +4,8 @@ use api::labels::{
     CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
     EVENT_TRIGGER_NAME_LABEL, RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
 };
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::state::{State, key};
@@ -157,10 +159,13 @@ impl View {
         let Some(kind) = self.kind() else {
             return Vec::new();
         };
-        state.of(kind).map(|o| self.row(state, o)).collect()
+        // Indexed once per call, not once per row: a thousand profiles must not each scan a
+        // thousand summaries.
+        let links = Links::of(state, self);
+        state.of(kind).map(|o| self.row(&links, o)).collect()
     }
 
-    fn row(self, state: &State, o: &Value) -> Row {
+    fn row(self, links: &Links, o: &Value) -> Row {
         let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         let age = age(o);
         let (cells, health) = match self {
@@ -199,10 +204,7 @@ impl View {
             }
             View::Triggers => {
                 let name = key(o);
-                let profiles = state
-                    .of("ClusterProfile")
-                    .filter(|p| meta(p, "labels", EVENT_TRIGGER_NAME_LABEL) == name)
-                    .count();
+                let profiles = links.profiles_of.get(name.as_str()).copied().unwrap_or(0);
                 let cells = vec![
                     name,
                     text(&o["spec"]["eventSourceName"]),
@@ -244,11 +246,10 @@ impl View {
                     ("", r) => r.to_owned(),
                     (ns, r) => format!("{ns}/{r}"),
                 };
-                let summaries: Vec<Health> = state
-                    .of("ClusterSummary")
-                    .filter(|s| meta(s, "labels", CLUSTER_PROFILE_NAME_LABEL) == name)
-                    .map(summary_health)
-                    .collect();
+                let summaries: &[Health] = links
+                    .summaries_of
+                    .get(name.as_str())
+                    .map_or(&[], Vec::as_slice);
                 let good = summaries.iter().filter(|h| **h == Health::Good).count();
                 let health = if summaries.contains(&Health::Bad) {
                     Health::Bad
@@ -295,6 +296,41 @@ impl View {
             cells,
             health,
         }
+    }
+}
+
+/// What a view's rows count of other kinds, indexed once.
+#[derive(Default)]
+struct Links<'a> {
+    /// Trigger name -> generated profiles.
+    profiles_of: HashMap<&'a str, usize>,
+    /// Profile name -> its summaries' health.
+    summaries_of: HashMap<&'a str, Vec<Health>>,
+}
+
+impl<'a> Links<'a> {
+    fn of(state: &'a State, view: View) -> Self {
+        let mut links = Links::default();
+        match view {
+            View::Triggers => {
+                for profile in state.of("ClusterProfile") {
+                    let trigger = meta(profile, "labels", EVENT_TRIGGER_NAME_LABEL);
+                    *links.profiles_of.entry(trigger).or_default() += 1;
+                }
+            }
+            View::Profiles => {
+                for summary in state.of("ClusterSummary") {
+                    let profile = meta(summary, "labels", CLUSTER_PROFILE_NAME_LABEL);
+                    links
+                        .summaries_of
+                        .entry(profile)
+                        .or_default()
+                        .push(summary_health(summary));
+                }
+            }
+            _ => {}
+        }
+        links
     }
 }
 
@@ -358,6 +394,45 @@ pub fn describe_change(kind: &str, o: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::feed::Update;
+    use serde_json::json;
+
+    #[test]
+    fn profiles_count_their_summaries_and_triggers_their_profiles() {
+        let mut state = State::new("x", false);
+        let profile = |name: &str| json!({"metadata": {"name": name, "labels": {EVENT_TRIGGER_NAME_LABEL: "t"}}});
+        let summary = |name: &str, profile: &str, status: &str| {
+            json!({"metadata": {"name": name, "namespace": "default",
+                                "labels": {CLUSTER_PROFILE_NAME_LABEL: profile}},
+                   "status": {"featureSummaries": [{"status": status}]}})
+        };
+        state.on_update(
+            Update::Listed("EventTrigger", vec![json!({"metadata": {"name": "t"}})]),
+            "0",
+        );
+        state.on_update(
+            Update::Listed("ClusterProfile", vec![profile("p1"), profile("p2")]),
+            "0",
+        );
+        state.on_update(
+            Update::Listed(
+                "ClusterSummary",
+                vec![
+                    summary("a", "p1", "Provisioned"),
+                    summary("b", "p1", "Provisioning"),
+                    summary("c", "p2", "Failed"),
+                ],
+            ),
+            "0",
+        );
+        let triggers = View::Triggers.rows(&state);
+        assert_eq!(triggers[0].cells[3], "2");
+        let profiles = View::Profiles.rows(&state);
+        assert_eq!(profiles[0].cells[4], "1/2");
+        assert_eq!(profiles[0].health, Health::Pending);
+        assert_eq!(profiles[1].cells[4], "0/1");
+        assert_eq!(profiles[1].health, Health::Bad);
+    }
 
     #[test]
     fn every_view_is_reached_by_each_of_its_names_and_tab_goes_round() {
