@@ -1,21 +1,7 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
-mod apply;
-mod chain;
-mod check;
-mod connect;
-mod demo;
-mod install;
-mod kubeconfig;
-mod manifests;
-mod register;
-mod sandbox;
-mod system;
-mod tui;
-mod uninstall;
-mod version;
-
 use clap::{Parser, Subcommand};
+use kubectl_sveltos_events::{chain, check, install, register, sandbox, tui, uninstall, version};
 
 /// Event-driven add-ons for Kubernetes, the Sveltos way.
 #[derive(Debug, Parser)]

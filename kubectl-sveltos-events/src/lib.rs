@@ -1,0 +1,17 @@
+//! The sveltos-events kubectl plugin as a library: every command's module, so that the binary
+//! (`main.rs`) stays a thin dispatcher and benchmarks can reach the TUI and the chain engine.
+
+pub mod apply;
+pub mod chain;
+pub mod check;
+pub mod connect;
+pub mod demo;
+pub mod install;
+pub mod kubeconfig;
+pub mod manifests;
+pub mod register;
+pub mod sandbox;
+pub mod system;
+pub mod tui;
+pub mod uninstall;
+pub mod version;
