@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use crate::apply::{Applier, in_words};
 use crate::connect::ClusterArgs;
 use crate::manifests::{self, Values};
+use crate::version;
 
 /// How `check` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -284,47 +285,30 @@ pub async fn go_controllers(client: &Client, deployer: bool) -> anyhow::Result<V
 
 /// The checks of an installation.
 async fn installation(client: &Client, namespace: Option<&str>) -> Vec<Check> {
-    let found = crate::version::installed(client).await;
-    let namespace = namespace.map(str::to_owned).unwrap_or_else(|| {
-        found
-            .as_ref()
-            .ok()
-            .and_then(|f| f.iter().find_map(|c| c.deployment.split_once('/')))
-            .map(|(ns, _)| ns.to_owned())
-            .unwrap_or_else(|| api::labels::SVELTOS_NAMESPACE.to_owned())
-    });
-    let manager = Api::<Deployment>::namespaced(client.clone(), &namespace)
-        .get_opt(manifests::MANAGER)
-        .await
-        .map_err(in_words);
+    let found = version::installed(client).await;
+    let listed = found.as_deref().unwrap_or_default();
+    let namespace = version::namespace_of(namespace, listed);
+    let manager = version::find(listed, &namespace, manifests::MANAGER);
+    let agent = version::find(listed, &namespace, manifests::AGENT);
     let shard = manager
-        .as_ref()
-        .ok()
-        .and_then(Option::as_ref)
         .and_then(|d| {
-            container_args(d)
-                .into_iter()
+            version::container_args(d)
+                .iter()
                 .find_map(|a| a.strip_prefix("--shard-key=").map(str::to_owned))
         })
         .unwrap_or_default();
+    let deployments = match &found {
+        Ok(_) => Ok(controllers(&namespace, manager, agent)),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
     vec![
         Check::from("CRDs", crds(client).await),
-        Check::from("controllers", controllers(client, &namespace).await),
+        Check::from("controllers", deployments),
         Check::from("leader", leader(client, &namespace, &shard).await),
         Check::from("conversion webhook", webhook(client).await),
-        clusters(client, agent_running(client, &namespace).await).await,
+        clusters(client, agent.is_some_and(version::available)).await,
         skew(found),
     ]
-}
-
-fn container_args(deployment: &Deployment) -> Vec<String> {
-    deployment
-        .spec
-        .as_ref()
-        .and_then(|s| s.template.spec.as_ref())
-        .and_then(|p| p.containers.first())
-        .and_then(|c| c.args.clone())
-        .unwrap_or_default()
 }
 
 type Outcome = anyhow::Result<Result<String, String>>;
@@ -377,13 +361,16 @@ async fn crds(client: &Client) -> Outcome {
     }
 }
 
-/// Both Deployments have every replica available.
-async fn controllers(client: &Client, namespace: &str) -> Outcome {
-    let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+/// Both Deployments (as found in `namespace`) have every replica available.
+fn controllers(
+    namespace: &str,
+    manager: Option<&Deployment>,
+    agent: Option<&Deployment>,
+) -> Result<String, String> {
     let mut problems = Vec::new();
     let mut ready = Vec::new();
-    for name in [manifests::MANAGER, manifests::AGENT] {
-        let Some(d) = api.get_opt(name).await.map_err(in_words)? else {
+    for (name, found) in [(manifests::MANAGER, manager), (manifests::AGENT, agent)] {
+        let Some(d) = found else {
             problems.push(format!("deployment {namespace}/{name} missing"));
             continue;
         };
@@ -402,11 +389,11 @@ async fn controllers(client: &Client, namespace: &str) -> Outcome {
             ready.push(format!("{name} {have}/{want}"));
         }
     }
-    Ok(if problems.is_empty() {
+    if problems.is_empty() {
         Ok(format!("available: {}", ready.join(", ")))
     } else {
         Err(problems.join("; "))
-    })
+    }
 }
 
 /// The manager's leader Lease is held and was renewed within its duration.
@@ -464,19 +451,6 @@ async fn webhook(client: &Client) -> Outcome {
         Err(kube::Error::Api(e)) => Err(format!("{} (HTTP {})", e.message, e.code)),
         Err(e) => return Err(e.into()),
     })
-}
-
-/// Whether the agent Deployment has an available replica (the clusters' status is only as
-/// fresh as the agent that writes it).
-async fn agent_running(client: &Client, namespace: &str) -> bool {
-    Api::<Deployment>::namespaced(client.clone(), namespace)
-        .get_opt(manifests::AGENT)
-        .await
-        .ok()
-        .flatten()
-        .and_then(|d| d.status)
-        .and_then(|s| s.available_replicas)
-        .is_some_and(|n| n > 0)
 }
 
 /// Every registered SveltosCluster is connected (as the agent last recorded it: when the agent

@@ -11,7 +11,6 @@ use anyhow::{Context, bail};
 use api::labels::{CLUSTER_PROFILE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL};
 use api::v1alpha1::EventBasedAddOn;
 use api::v1beta1::{ClusterProfile, ClusterSummary, EventTrigger};
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -25,6 +24,7 @@ use tokio::time::Instant;
 use crate::apply::{Applier, describe, in_words};
 use crate::connect::ClusterArgs;
 use crate::manifests::{self, MANAGED_BY, Values};
+use crate::version;
 
 /// Flags of `uninstall`.
 #[derive(Debug, clap::Args)]
@@ -56,13 +56,8 @@ pub struct Args {
 pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
     let (client, url, _) = args.cluster.connect().await?;
     let deadline = Instant::now() + args.timeout;
-    let found = crate::version::installed(&client).await?;
-    let namespace = args.namespace.clone().unwrap_or_else(|| {
-        found
-            .iter()
-            .find_map(|c| c.deployment.split_once('/').map(|(ns, _)| ns.to_owned()))
-            .unwrap_or_else(|| api::labels::SVELTOS_NAMESPACE.to_owned())
-    });
+    let found = version::installed(&client).await?;
+    let namespace = version::namespace_of(args.namespace.as_deref(), &found);
     crate::install::validate_name("--namespace", &namespace)?;
     if args.crds && !args.yes {
         confirm(&namespace)?;
@@ -71,12 +66,14 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
         out,
         "uninstalling sveltos-events from {url} (namespace {namespace})"
     )?;
-    let manager = Api::<Deployment>::namespaced(client.clone(), &namespace)
-        .get_opt(manifests::MANAGER)
-        .await
-        .map_err(in_words)?;
-    let running = manager.as_ref().is_some_and(available);
-    let deployer = manager.as_ref().is_some_and(has_deployer);
+    let manager = version::find(&found, &namespace, manifests::MANAGER);
+    let running = manager.is_some_and(version::available);
+    // The built-in deployer runs unless the manager was told --no-deployer.
+    let deployer = manager.is_some_and(|m| {
+        !version::container_args(m)
+            .iter()
+            .any(|a| a == "--no-deployer")
+    });
     withdraw_triggers(&client, running, args.force, deadline, out, deployer).await?;
     if args.crds {
         withdraw_profiles(&client, running && deployer, args.force, deadline, out).await?;
@@ -130,28 +127,6 @@ fn confirm(namespace: &str) -> anyhow::Result<()> {
         bail!("uninstall cancelled: nothing was changed");
     }
     Ok(())
-}
-
-/// The Deployment has an available replica.
-fn available(deployment: &Deployment) -> bool {
-    deployment
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0)
-        > 0
-}
-
-/// The manager Deployment runs the built-in deployer (no `--no-deployer`).
-fn has_deployer(deployment: &Deployment) -> bool {
-    let args = deployment
-        .spec
-        .as_ref()
-        .and_then(|s| s.template.spec.as_ref())
-        .and_then(|p| p.containers.first())
-        .and_then(|c| c.args.clone())
-        .unwrap_or_default();
-    !args.iter().any(|a| a == "--no-deployer")
 }
 
 async fn names<K>(api: &Api<K>, labels: Option<&str>) -> anyhow::Result<BTreeSet<String>>

@@ -20,7 +20,7 @@ pub struct Args {
 }
 
 /// One controller Deployment found in the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Installed {
     /// `namespace/name` of the Deployment.
     pub deployment: String,
@@ -30,6 +30,8 @@ pub struct Installed {
     pub image: String,
     /// The agent mode it records (the agent's says how new clusters are served).
     pub agent_mode: manifests::AgentMode,
+    /// The Deployment as read.
+    pub object: Deployment,
 }
 
 /// The sveltos-events controllers installed in the cluster (Deployments labelled
@@ -45,31 +47,79 @@ pub async fn installed(client: &kube::Client) -> anyhow::Result<Vec<Installed>> 
         .items
         .into_iter()
         .map(|d| {
-            let labels = d.metadata.labels.unwrap_or_default();
-            let agent_mode = manifests::AgentMode::of(d.metadata.annotations.as_ref());
-            let image = d
-                .spec
-                .and_then(|s| s.template.spec)
-                .and_then(|p| p.containers.into_iter().next())
-                .and_then(|c| c.image)
+            let meta = &d.metadata;
+            let labels = meta.labels.clone().unwrap_or_default();
+            let image = first_container(&d)
+                .and_then(|c| c.image.clone())
                 .unwrap_or_default();
             Installed {
                 deployment: format!(
                     "{}/{}",
-                    d.metadata.namespace.unwrap_or_default(),
-                    d.metadata.name.unwrap_or_default()
+                    meta.namespace.as_deref().unwrap_or_default(),
+                    meta.name.as_deref().unwrap_or_default()
                 ),
                 version: labels
-                    .get("app.kubernetes.io/version")
+                    .get(manifests::VERSION_LABEL)
                     .cloned()
                     .unwrap_or_else(|| "unknown".to_owned()),
                 image,
-                agent_mode,
+                agent_mode: manifests::AgentMode::of(meta.annotations.as_ref()),
+                object: d,
             }
         })
         .collect();
     found.sort_by(|a, b| a.deployment.cmp(&b.deployment));
     Ok(found)
+}
+
+/// The controllers' namespace: `explicit` (`-n`), else where they were found, else
+/// `projectsveltos`.
+pub fn namespace_of(explicit: Option<&str>, found: &[Installed]) -> String {
+    explicit
+        .map(str::to_owned)
+        .or_else(|| {
+            found
+                .iter()
+                .find_map(|c| c.deployment.split_once('/').map(|(ns, _)| ns.to_owned()))
+        })
+        .unwrap_or_else(|| api::labels::SVELTOS_NAMESPACE.to_owned())
+}
+
+/// The Deployment `name` in `namespace` among those found.
+pub fn find<'a>(found: &'a [Installed], namespace: &str, name: &str) -> Option<&'a Deployment> {
+    let wanted = format!("{namespace}/{name}");
+    found
+        .iter()
+        .find(|c| c.deployment == wanted)
+        .map(|c| &c.object)
+}
+
+fn first_container(deployment: &Deployment) -> Option<&k8s_openapi::api::core::v1::Container> {
+    deployment
+        .spec
+        .as_ref()?
+        .template
+        .spec
+        .as_ref()?
+        .containers
+        .first()
+}
+
+/// The args of the Deployment's first container.
+pub fn container_args(deployment: &Deployment) -> &[String] {
+    first_container(deployment)
+        .and_then(|c| c.args.as_deref())
+        .unwrap_or_default()
+}
+
+/// Whether the Deployment has a replica available.
+pub fn available(deployment: &Deployment) -> bool {
+    deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0)
+        > 0
 }
 
 /// Runs `version`.
