@@ -88,10 +88,10 @@ impl Lookup for Caches {
 
 /// Name of the summary of `profile` in `cluster`.
 pub fn summary_name(profile: &str, cluster: &Cluster) -> String {
-    format!(
-        "{profile}-{}-{}",
-        cluster.reference.cluster_type.lowercase(),
-        cluster.reference.name
+    api::v1beta1::cluster_summary_name(
+        profile,
+        &cluster.reference.name,
+        cluster.reference.cluster_type,
     )
 }
 

@@ -4,10 +4,7 @@
 
 use std::io::Write;
 
-use api::labels::{
-    CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL, OWNER_NAME_ANNOTATION,
-    REASON_LABEL,
-};
+use api::labels::{CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -41,17 +38,8 @@ pub async fn deployed(
     let mut found = Vec::new();
     for entry in entries {
         let kind = entry.split('.').next().unwrap_or_default().to_owned();
-        let listed = match fleet.resolve_gvk(cluster, &entry).await {
-            Ok(resource) => fleet.list(cluster, &resource, None, REASON_LABEL).await,
-            Err(e) => Err(e),
-        };
-        match listed {
-            Ok(objects) => found.extend(
-                objects
-                    .into_iter()
-                    .filter(|o| meta(o, "annotations", OWNER_NAME_ANNOTATION) == profile)
-                    .map(|o| Ok((kind.clone(), o))),
-            ),
+        match fleet.deployed_by(cluster, &entry, profile).await {
+            Ok(objects) => found.extend(objects.into_iter().map(|o| Ok((kind.clone(), o)))),
             Err(e) => found.push(Err((entry, format!("{e:#}")))),
         }
     }

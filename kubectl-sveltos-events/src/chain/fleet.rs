@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::MANAGEMENT;
 use crate::apply::in_words;
+use api::labels::{OWNER_NAME_ANNOTATION, REASON_LABEL};
 
 /// A kind a cluster serves and the names kubectl users call it by (lower case).
 struct Known {
@@ -59,6 +60,11 @@ pub struct Fleet {
     mgmt: Client,
     clients: HashMap<String, Result<Client, String>>,
     kinds: HashMap<String, Vec<Known>>,
+    /// `(cluster, Kind.version.group)` -> the kind, resolved once.
+    gvks: HashMap<(String, String), (ApiResource, Scope)>,
+    /// `(cluster, Kind.version.group)` -> the objects of that kind the deployer put there,
+    /// listed once: many summaries name the same kind in the same cluster.
+    deployed: HashMap<(String, String), Vec<Value>>,
 }
 
 impl Fleet {
@@ -68,6 +74,8 @@ impl Fleet {
             mgmt,
             clients: HashMap::new(),
             kinds: HashMap::new(),
+            gvks: HashMap::new(),
+            deployed: HashMap::new(),
         }
     }
 
@@ -177,6 +185,10 @@ impl Fleet {
         cluster: &str,
         entry: &str,
     ) -> anyhow::Result<(ApiResource, Scope)> {
+        let key = (cluster.to_owned(), entry.to_owned());
+        if let Some(known) = self.gvks.get(&key) {
+            return Ok(known.clone());
+        }
         let mut parts = entry.splitn(3, '.');
         let kind = parts.next().unwrap_or_default();
         let version = parts.next().unwrap_or_default();
@@ -186,7 +198,30 @@ impl Fleet {
             kube::discovery::pinned_kind(&client, &GroupVersionKind::gvk(group, version, kind))
                 .await
                 .with_context(|| format!("cluster {cluster} does not serve {entry}"))?;
+        self.gvks
+            .insert(key, (resource.clone(), caps.scope.clone()));
         Ok((resource, caps.scope))
+    }
+
+    /// The objects of kind `entry` (`Kind.version.group`) in `cluster` that `profile` deployed:
+    /// Sveltos' reason label, and the profile in its owner annotation.
+    pub async fn deployed_by(
+        &mut self,
+        cluster: &str,
+        entry: &str,
+        profile: &str,
+    ) -> anyhow::Result<Vec<Value>> {
+        let key = (cluster.to_owned(), entry.to_owned());
+        if !self.deployed.contains_key(&key) {
+            let resource = self.resolve_gvk(cluster, entry).await?;
+            let objects = self.list(cluster, &resource, None, REASON_LABEL).await?;
+            self.deployed.insert(key.clone(), objects);
+        }
+        Ok(self.deployed[&key]
+            .iter()
+            .filter(|o| super::meta(o, "annotations", OWNER_NAME_ANNOTATION) == profile)
+            .cloned()
+            .collect())
     }
 
     fn api(
