@@ -108,14 +108,24 @@ async fn trace(client: kube::Client, effect: Effect, done: mpsc::Sender<(String,
     };
     let result = match kind.as_str() {
         "EventReport" => chain::explain::explain(&mut fleet, target("EventReport", &name)).await,
-        "ClusterSummary" => {
-            let profile = name.split("-sveltos-").next().unwrap_or(&name).to_owned();
-            let target = Target {
-                namespace: None,
-                ..target("ClusterProfile", &profile)
-            };
-            chain::trace::trace(&mut fleet, target).await
-        }
+        // A summary's chain is its profile's, which its label names.
+        "ClusterSummary" => match fleet
+            .sveltos("ClusterSummary", namespace.as_deref(), &name)
+            .await
+        {
+            Ok(Some(summary)) => {
+                let profile =
+                    chain::meta(&summary, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL)
+                        .to_owned();
+                let target = Target {
+                    namespace: None,
+                    ..target("ClusterProfile", &profile)
+                };
+                chain::trace::trace(&mut fleet, target).await
+            }
+            Ok(None) => Err(anyhow::anyhow!("it is gone")),
+            Err(e) => Err(e),
+        },
         "SveltosCluster" => Err(anyhow::anyhow!(
             "a cluster has no chain of its own: trace one of its reports or summaries"
         )),

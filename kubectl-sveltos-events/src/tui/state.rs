@@ -204,8 +204,14 @@ impl State {
         self.clamp();
     }
 
+    /// Keeps the selection on a row. Runs on every watch event, so without a filter it counts
+    /// the objects instead of building every row.
     fn clamp(&mut self) {
-        let rows = self.rows().len();
+        let rows = match (&self.filter, self.view.kind()) {
+            (_, None) => 0,
+            (None, Some(kind)) => self.objects.get(kind).map_or(0, BTreeMap::len),
+            (Some(_), Some(_)) => self.rows().len(),
+        };
         self.selected = self.selected.min(rows.saturating_sub(1));
     }
 
