@@ -46,16 +46,7 @@ enum Mode {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if args.json_logs {
-        logs.json().init();
-    } else {
-        logs.init();
-    }
+    sveltos_events_agent::observe::init_logs(args.json_logs);
     let config = sveltos_events_agent::hub::connect::load_config(args.kubeconfig.as_deref(), None)
         .await
         .context("finding the cluster to run in")?;

@@ -41,16 +41,6 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// Resident memory of this process (sandbox included), from /proc.
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 async fn latency(events: usize) {
     let (sandbox, mgmt, managed) = one_cluster_scenario().await;
     let system = start_system(&mgmt);
@@ -128,7 +118,7 @@ async fn fleet(clusters: usize, services: usize) {
         }
         managed.push(client);
     }
-    let before = rss_mib();
+    let before = agent::observe::rss_mib();
     let started = Instant::now();
     let system = start_system(&mgmt);
     for client in &managed {
@@ -149,7 +139,7 @@ async fn fleet(clusters: usize, services: usize) {
         clusters * services,
         started.elapsed().as_secs_f64(),
         before,
-        rss_mib()
+        agent::observe::rss_mib()
     );
     for task in system {
         task.abort();

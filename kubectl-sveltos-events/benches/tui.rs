@@ -61,15 +61,6 @@ fn loaded() -> State {
     state
 }
 
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 fn main() {
     let mut state = loaded();
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -94,5 +85,8 @@ fn main() {
             times[times.len() - 1]
         );
     }
-    println!("tui state RSS: {:.1} MiB (target <= 200 MiB)", rss_mib());
+    println!(
+        "tui state RSS: {:.1} MiB (target <= 200 MiB)",
+        agent::observe::rss_mib()
+    );
 }
