@@ -8,8 +8,8 @@ use api::labels::{CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL
 use serde::Serialize;
 use serde_json::Value;
 
-use super::fleet::{Fleet, sveltos_kind};
-use super::{MANAGEMENT, meta, spec_cluster};
+use super::fleet::Fleet;
+use super::{meta, spec_cluster};
 use crate::connect::ClusterArgs;
 
 /// One object a profile deployed, or a kind that could not be read.
@@ -118,12 +118,7 @@ pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Resu
         None => selector,
     };
     let summaries = fleet
-        .list(
-            MANAGEMENT,
-            &sveltos_kind("ClusterSummary"),
-            namespace.as_deref(),
-            &selector,
-        )
+        .sveltos_list("ClusterSummary", namespace.as_deref(), &selector)
         .await?;
     let mut rows = Vec::new();
     let mut unread = 0;

@@ -264,6 +264,18 @@ impl Fleet {
             .await
     }
 
+    /// The management cluster's objects of Sveltos kind `kind` carrying `labels`, in
+    /// `namespace` or everywhere.
+    pub async fn sveltos_list(
+        &mut self,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &str,
+    ) -> anyhow::Result<Vec<Value>> {
+        self.list(MANAGEMENT, &sveltos_kind(kind), namespace, labels)
+            .await
+    }
+
     /// The objects carrying `labels` (a selector), in `namespace` or everywhere.
     pub async fn list(
         &mut self,

@@ -11,7 +11,7 @@ use api::labels::{
 use serde_json::Value;
 
 use super::explain::summary_node;
-use super::fleet::{Fleet, sveltos_kind};
+use super::fleet::Fleet;
 use super::{Health, MANAGEMENT, Node, Target, meta, spec_cluster};
 
 /// Traces `target`: from it down to what it caused.
@@ -43,9 +43,8 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
         anyhow::anyhow!("--cluster must be a registered cluster's namespace/name")
     })?;
     let reports = fleet
-        .list(
-            MANAGEMENT,
-            &sveltos_kind("EventReport"),
+        .sveltos_list(
+            "EventReport",
             Some(cluster_namespace),
             &format!("{EVENT_REPORT_CLUSTER_NAME_LABEL}={cluster_name}"),
         )
@@ -81,9 +80,7 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
         return Ok(node);
     }
     node = node.saying(format!("listed by {} EventReports", listing.len()));
-    let triggers = fleet
-        .list(MANAGEMENT, &sveltos_kind("EventTrigger"), None, "")
-        .await?;
+    let triggers = fleet.sveltos_list("EventTrigger", None, "").await?;
     for report in listing {
         let source = report["spec"]["eventSourceName"]
             .as_str()
@@ -116,16 +113,13 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
 async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> {
     let name = source["metadata"]["name"].as_str().unwrap_or_default();
     let reports = fleet
-        .list(
-            MANAGEMENT,
-            &sveltos_kind("EventReport"),
+        .sveltos_list(
+            "EventReport",
             None,
             &format!("{EVENT_SOURCE_NAME_LABEL}={name}"),
         )
         .await?;
-    let triggers = fleet
-        .list(MANAGEMENT, &sveltos_kind("EventTrigger"), None, "")
-        .await?;
+    let triggers = fleet.sveltos_list("EventTrigger", None, "").await?;
     let consumers: Vec<&Value> = triggers
         .iter()
         .filter(|t| t["spec"]["eventSourceName"] == name)
@@ -162,9 +156,8 @@ async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> 
 async fn trigger_all(fleet: &mut Fleet, trigger: &Value) -> anyhow::Result<Node> {
     let name = trigger["metadata"]["name"].as_str().unwrap_or_default();
     let profiles = fleet
-        .list(
-            MANAGEMENT,
-            &sveltos_kind("ClusterProfile"),
+        .sveltos_list(
+            "ClusterProfile",
             None,
             &format!("{EVENT_TRIGGER_NAME_LABEL}={name}"),
         )
@@ -188,9 +181,7 @@ async fn trigger_all(fleet: &mut Fleet, trigger: &Value) -> anyhow::Result<Node>
 /// that it does and the agent has not reported it yet.
 async fn why_not(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Vec<Node>> {
     let kind = object["kind"].as_str().unwrap_or_default();
-    let sources = fleet
-        .list(MANAGEMENT, &sveltos_kind("EventSource"), None, "")
-        .await?;
+    let sources = fleet.sveltos_list("EventSource", None, "").await?;
     let runtime = agent::runtime::LuaRuntime::new(agent::runtime::Limits::default())
         .map_err(|e| anyhow::anyhow!("starting Lua: {e}"))?;
     let mut nodes = Vec::new();
@@ -250,7 +241,7 @@ async fn trigger_down(
          {CLUSTER_NAME_LABEL}={cluster_name}"
     );
     let profiles = fleet
-        .list(MANAGEMENT, &sveltos_kind("ClusterProfile"), None, &selector)
+        .sveltos_list("ClusterProfile", None, &selector)
         .await?;
     // A oneForEvent profile names its resource; a per-report one stands for every resource.
     let for_it: Vec<&Value> = profiles
@@ -282,9 +273,8 @@ async fn trigger_down(
 async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node> {
     let name = profile["metadata"]["name"].as_str().unwrap_or_default();
     let summaries = fleet
-        .list(
-            MANAGEMENT,
-            &sveltos_kind("ClusterSummary"),
+        .sveltos_list(
+            "ClusterSummary",
             None,
             &format!("{CLUSTER_PROFILE_NAME_LABEL}={name}"),
         )

@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::addons::ShowFormat;
-use super::fleet::{Fleet, sveltos_kind};
-use super::{MANAGEMENT, spec_cluster};
+use super::fleet::Fleet;
+use super::spec_cluster;
 use crate::connect::ClusterArgs;
 
 /// Flags of `show usage`.
@@ -74,9 +74,7 @@ pub async fn show_usage(args: UsageArgs, out: &mut impl Write) -> anyhow::Result
     };
     let (mgmt, _, _) = args.mgmt.connect().await?;
     let mut fleet = Fleet::new(mgmt);
-    let profiles = fleet
-        .list(MANAGEMENT, &sveltos_kind("ClusterProfile"), None, "")
-        .await?;
+    let profiles = fleet.sveltos_list("ClusterProfile", None, "").await?;
     // (profile, via)
     let mut users: Vec<(String, String)> = Vec::new();
     if kind == "ClusterProfile" {
@@ -88,9 +86,7 @@ pub async fn show_usage(args: UsageArgs, out: &mut impl Write) -> anyhow::Result
                 users.push((profile.to_owned(), "direct".to_owned()));
             }
         }
-        let triggers = fleet
-            .list(MANAGEMENT, &sveltos_kind("EventTrigger"), None, "")
-            .await?;
+        let triggers = fleet.sveltos_list("EventTrigger", None, "").await?;
         for trigger in &triggers {
             if !references(&trigger["spec"]["policyRefs"], kind, &args.namespace, name) {
                 continue;
@@ -107,9 +103,8 @@ pub async fn show_usage(args: UsageArgs, out: &mut impl Write) -> anyhow::Result
     let mut rows = Vec::new();
     for (profile, via) in users {
         let summaries = fleet
-            .list(
-                MANAGEMENT,
-                &sveltos_kind("ClusterSummary"),
+            .sveltos_list(
+                "ClusterSummary",
                 None,
                 &format!("{CLUSTER_PROFILE_NAME_LABEL}={profile}"),
             )
