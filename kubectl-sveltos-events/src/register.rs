@@ -23,6 +23,8 @@ use crate::manifests::{self, AgentMode, MANAGED_BY, PART_OF};
 pub const ACCOUNT_NAMESPACE: &str = api::labels::SVELTOS_NAMESPACE;
 /// The ServiceAccount (and its token Secret's prefix) in the managed cluster.
 pub const ACCOUNT: &str = "sveltos-events";
+/// Its long-lived token's Secret, which the cluster fills in.
+const TOKEN_SECRET: &str = "sveltos-events-token";
 /// The ClusterRoleBinding that gives it its rights.
 pub const ACCOUNT_BINDING: &str = "sveltos-events-managed-cluster";
 /// The field manager of what `register` writes in a managed cluster.
@@ -305,6 +307,8 @@ fn account_objects() -> Vec<serde_json::Value> {
         }
         meta
     };
+    let mut token_meta = meta(TOKEN_SECRET, Some(ACCOUNT_NAMESPACE));
+    token_meta["annotations"] = json!({"kubernetes.io/service-account.name": ACCOUNT});
     vec![
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": meta(ACCOUNT_NAMESPACE, None)}),
         json!({"apiVersion": "v1", "kind": "ServiceAccount",
@@ -315,12 +319,10 @@ fn account_objects() -> Vec<serde_json::Value> {
                            "name": "cluster-admin"},
                "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT,
                              "namespace": ACCOUNT_NAMESPACE}]}),
+        // After the account: a token Secret naming an absent account is deleted.
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+               "metadata": token_meta}),
     ]
-}
-
-/// The token Secret's name.
-fn token_secret() -> String {
-    format!("{ACCOUNT}-token")
 }
 
 /// Creates the account in the cluster `user` signs in to and waits for its long-lived token
@@ -340,22 +342,10 @@ async fn account_token(
             .with_context(|| format!("in the cluster at {}", user.server()))?;
     }
     let secrets: Api<Secret> = Api::namespaced(client, ACCOUNT_NAMESPACE);
-    let name = token_secret();
-    if secrets.get_opt(&name).await.map_err(in_words)?.is_none() {
-        let secret: Secret = serde_json::from_value(json!({
-            "metadata": {"name": name, "annotations": {
-                "kubernetes.io/service-account.name": ACCOUNT},
-                "labels": {PART_OF.0: PART_OF.1, MANAGED_BY.0: MANAGED_BY.1}},
-            "type": "kubernetes.io/service-account-token"}))?;
-        secrets
-            .create(&PostParams::default(), &secret)
-            .await
-            .map_err(in_words)
-            .with_context(|| format!("creating Secret {ACCOUNT_NAMESPACE}/{name}"))?;
-    }
+    let name = TOKEN_SECRET;
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let secret = secrets.get_opt(&name).await.map_err(in_words)?;
+        let secret = secrets.get_opt(name).await.map_err(in_words)?;
         let data = secret.and_then(|s| s.data).unwrap_or_default();
         if let Some(token) = data.get("token") {
             let token = String::from_utf8(token.0.clone())
@@ -470,8 +460,6 @@ async fn remove_account(picked: &Picked, out: &mut impl Write) -> anyhow::Result
     let client = picked.client().await?;
     let mut applier = Applier::new(client, false);
     let mut objects = account_objects();
-    objects.push(json!({"apiVersion": "v1", "kind": "Secret",
-                        "metadata": {"name": token_secret(), "namespace": ACCOUNT_NAMESPACE}}));
     objects.extend(manifests::render_spoke("", manifests::VERSION, "")?);
     // The namespace stays: other things may live there.
     objects.retain(|o| o["kind"] != "Namespace");
