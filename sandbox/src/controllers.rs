@@ -75,6 +75,7 @@ impl Index {
 /// certificate (PEM, empty over plain HTTP), which token Secrets carry.
 pub async fn run(store: Arc<Store>, root_ca: String, mut stop: watch::Receiver<bool>) {
     let mut rx = store.subscribe();
+    crate::auth::aggregation::reconcile(&store);
     let mut index = Index::default();
     for (info, obj) in store.all_objects() {
         index.update(&info.group_resource(), &obj, false);
@@ -90,6 +91,7 @@ pub async fn run(store: Arc<Store>, root_ca: String, mut stop: watch::Receiver<b
                 Ok(ev) => {
                     handle(&store, &mut index, &ev);
                     crate::tokens::handle(&store, &ev, &root_ca);
+                    crate::auth::aggregation::handle(&store, &ev);
                 }
                 Err(RecvError::Lagged(_)) => {
                     index = Index::default();

@@ -26,6 +26,9 @@ pub enum Error {
     /// 400 BadRequest.
     #[error("{0}")]
     BadRequest(String),
+    /// 401 Unauthorized.
+    #[error("{0}")]
+    Unauthorized(String),
     /// 403 Forbidden.
     #[error("{0}")]
     Forbidden(String),
@@ -54,6 +57,7 @@ impl Error {
             Error::AlreadyExists(_) | Error::Conflict { .. } => 409,
             Error::Invalid(_) => 422,
             Error::BadRequest(_) => 400,
+            Error::Unauthorized(_) => 401,
             Error::Forbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::UnsupportedMediaType(_) => 415,
@@ -70,6 +74,7 @@ impl Error {
             Error::Conflict { .. } => "Conflict",
             Error::Invalid(_) => "Invalid",
             Error::BadRequest(_) => "BadRequest",
+            Error::Unauthorized(_) => "Unauthorized",
             Error::Forbidden(_) => "Forbidden",
             Error::MethodNotAllowed(_) => "MethodNotAllowed",
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",

@@ -5,6 +5,7 @@
 //! Kubernetes REST protocol on top of it. [`Sandbox`] starts several virtual clusters on
 //! loopback ports and hands out a `kube::Client` and a kubeconfig per cluster.
 
+pub mod auth;
 pub mod controllers;
 pub mod defaults;
 pub mod error;

@@ -99,6 +99,7 @@ impl ClusterHandle {
         let mut config = kube::Config::new(uri);
         config.default_namespace = "default".into();
         config.root_cert = self.trust.as_ref().map(|t| vec![t.ca_der.clone()]);
+        config.auth_info.token = Some(crate::auth::ADMIN_TOKEN.to_owned().into());
         kube::Client::try_from(config).map_err(|e| Error::Internal(format!("kube client: {e}")))
     }
 
@@ -115,8 +116,9 @@ impl ClusterHandle {
             None => String::new(),
         };
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: {n}\n  cluster:\n{ca}    server: {url}\ncontexts:\n- name: {n}\n  context:\n    cluster: {n}\n    user: {n}-admin\n    namespace: default\ncurrent-context: {n}\nusers:\n- name: {n}-admin\n  user:\n    token: sandbox\n",
-            url = self.url()
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {n}\n  cluster:\n{ca}    server: {url}\ncontexts:\n- name: {n}\n  context:\n    cluster: {n}\n    user: {n}-admin\n    namespace: default\ncurrent-context: {n}\nusers:\n- name: {n}-admin\n  user:\n    token: {token}\n",
+            url = self.url(),
+            token = crate::auth::ADMIN_TOKEN,
         )
     }
 }
@@ -175,6 +177,7 @@ impl Sandbox {
         }
         for name in names {
             let store = Arc::new(Store::new());
+            crate::auth::bootstrap::install(&store);
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
             let app = crate::http::router(store.clone());

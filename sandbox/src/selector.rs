@@ -112,6 +112,37 @@ impl LabelSelector {
         self.0.is_empty()
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions`); `None` when an
+    /// expression has an unknown operator.
+    pub fn from_object(selector: &Value) -> Option<Self> {
+        let mut reqs = Vec::new();
+        for (key, value) in selector["matchLabels"].as_object().into_iter().flatten() {
+            reqs.push(Req::Eq(key.clone(), value.as_str()?.to_owned()));
+        }
+        for expr in selector["matchExpressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let key = expr["key"].as_str()?.to_owned();
+            let values: Vec<String> = expr["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
+            reqs.push(match expr["operator"].as_str()? {
+                "In" => Req::In(key, values),
+                "NotIn" => Req::NotIn(key, values),
+                "Exists" => Req::Exists(key),
+                "DoesNotExist" => Req::NotExists(key),
+                _ => return None,
+            });
+        }
+        Some(LabelSelector(reqs))
+    }
+
     /// Does an object's `metadata.labels` satisfy the selector?
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = obj.get("metadata").and_then(|m| m.get("labels"));

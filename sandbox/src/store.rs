@@ -1,6 +1,8 @@
 //! Storage of one virtual cluster: objects, resourceVersion counter, event history, watch
 //! fan-out. No HTTP here; the HTTP layer translates requests into these calls.
 
+use crate::auth::jwt::SigningKey;
+use crate::auth::rbac::Policy;
 use crate::defaults;
 use crate::error::{Error, Result};
 use crate::meta::{self, finalizers, meta_str};
@@ -95,6 +97,31 @@ struct State {
     history_bytes: usize,
     /// Cluster IPs and node ports of Services.
     allocator: defaults::Allocator,
+    /// resourceVersion of the last write to an RBAC object (when the policy must be re-read).
+    rbac_rv: u64,
+}
+
+/// A check of the object a write is about to store (given the stored one on updates), run
+/// after defaulting: admission control, such as RBAC's escalation prevention.
+#[derive(Clone)]
+pub struct Admission(Arc<AdmissionCheck>);
+
+/// The function an [`Admission`] runs: (stored object, object to store).
+type AdmissionCheck = dyn Fn(Option<&Value>, &Value) -> Result<()> + Send + Sync;
+
+impl Admission {
+    /// An admission check.
+    pub fn new(
+        check: impl Fn(Option<&Value>, &Value) -> Result<()> + Send + Sync + 'static,
+    ) -> Self {
+        Admission(Arc::new(check))
+    }
+}
+
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admission(..)")
+    }
 }
 
 /// Options common to writes.
@@ -108,6 +135,8 @@ pub struct WriteOptions {
     pub subresource: String,
     /// The body is a server-side apply result that already carries its managedFields.
     pub applied: bool,
+    /// A check the object must pass before it is stored.
+    pub admit: Option<Admission>,
 }
 
 /// Options of a deletion.
@@ -175,6 +204,10 @@ pub struct Store {
     state: Mutex<State>,
     tx: broadcast::Sender<Arc<Event>>,
     converter: RwLock<Option<Converter>>,
+    /// The key signing this cluster's ServiceAccount tokens.
+    signing_key: SigningKey,
+    /// The RBAC policy last read, reused until an RBAC object changes.
+    policy: Mutex<Option<Arc<Policy>>>,
 }
 
 /// Converts a custom object to the given apiVersion, as a CRD's conversion webhook would.
@@ -263,9 +296,12 @@ impl Store {
                 history: VecDeque::with_capacity(HISTORY),
                 history_bytes: 0,
                 allocator: defaults::Allocator::default(),
+                rbac_rv: 0,
             }),
             tx,
             converter: RwLock::new(None),
+            signing_key: SigningKey::generate(),
+            policy: Mutex::new(None),
         };
         if let Some(ns) = store.resolve("", "v1", "namespaces") {
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -280,6 +316,25 @@ impl Store {
             }
         }
         store
+    }
+
+    /// The key signing this cluster's ServiceAccount tokens.
+    pub fn signing_key(&self) -> &SigningKey {
+        &self.signing_key
+    }
+
+    /// The cluster's RBAC policy, read again only after an RBAC object changed.
+    pub fn policy(&self) -> Arc<Policy> {
+        let stamp = self.lock().rbac_rv;
+        let cached = self.policy.lock().ok().and_then(|slot| slot.clone());
+        if let Some(policy) = cached.filter(|p| p.stamp() == stamp) {
+            return policy;
+        }
+        let policy = Arc::new(Policy::load(self, stamp));
+        if let Ok(mut slot) = self.policy.lock() {
+            *slot = Some(policy.clone());
+        }
+        policy
     }
 
     /// Installs the conversion every CRD with `conversion.strategy: Webhook` uses (the
@@ -531,6 +586,9 @@ impl Store {
         if !opts.applied {
             patch::record_update(None, &mut obj, &writer(info, opts));
         }
+        if let Some(admit) = &opts.admit {
+            (admit.0)(None, &obj)?;
+        }
         if opts.dry_run {
             return Ok(obj);
         }
@@ -598,6 +656,9 @@ impl Store {
             };
         let new = f(&old)?;
         let new = prepare_update(info, &old, new, opts)?;
+        if let Some(admit) = &opts.admit {
+            (admit.0)(Some(&old), &new)?;
+        }
         if same_content(&old, &new) || opts.dry_run {
             return Ok(if opts.dry_run { new } else { (*old).clone() });
         }
@@ -890,6 +951,21 @@ fn validate_name(info: &ResourceInfo, name: &str) -> Result<()> {
     if info.plural == "customresourcedefinitions" {
         return Ok(());
     }
+    let invalid = |why: &str| {
+        Err(Error::Invalid(format!(
+            "{} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": {why}",
+            qualified_kind(info)
+        )))
+    };
+    if info.group == crate::auth::RBAC_GROUP {
+        // RBAC names are path segments (`system:discovery`).
+        return match name {
+            "." | ".." => invalid(&format!("may not be '{name}'")),
+            _ if name.contains('/') => invalid("may not contain '/'"),
+            _ if name.contains('%') => invalid("may not contain '%'"),
+            _ => Ok(()),
+        };
+    }
     let (valid, limit, rule) = match (info.group.as_str(), info.plural.as_str()) {
         ("", "namespaces") => (meta::is_dns1123_label(name), 63, meta::DNS1123_LABEL_RULE),
         ("", "services") => (meta::is_dns1035_label(name), 63, meta::DNS1035_LABEL_RULE),
@@ -902,15 +978,11 @@ fn validate_name(info: &ResourceInfo, name: &str) -> Result<()> {
     if valid {
         return Ok(());
     }
-    let why = if name.len() > limit {
-        format!("must be no more than {limit} characters")
+    if name.len() > limit {
+        invalid(&format!("must be no more than {limit} characters"))
     } else {
-        rule.to_owned()
-    };
-    Err(Error::Invalid(format!(
-        "{} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": {why}",
-        qualified_kind(info)
-    )))
+        invalid(rule)
+    }
 }
 
 /// 422 on the first label whose key or value kube-apiserver would refuse.
@@ -1073,6 +1145,9 @@ fn emit(
         object,
         line: OnceLock::new(),
     });
+    if gr.group == crate::auth::RBAC_GROUP {
+        st.rbac_rv = rv;
+    }
     // The frame is needed by every watcher anyway; its length measures the event.
     st.history_bytes += ev.line().len();
     st.history.push_back(ev.clone());

@@ -2,12 +2,13 @@
 //! Secret of type `kubernetes.io/service-account-token` that names an existing ServiceAccount
 //! gets its `token`, `namespace` and `ca.crt` (and the account's uid annotation); one naming
 //! an absent account, or an account since recreated, is deleted; deleting an account deletes
-//! its token Secrets. The token is opaque: the sandbox does not authenticate requests yet.
+//! its token Secrets. The token is a legacy ServiceAccount JWT ([`crate::auth::jwt`]),
+//! valid while the Secret holds it.
 
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::meta::{meta_str, random_u64};
+use crate::meta::meta_str;
 use crate::store::{DeleteOptions, Event, EventType, Store, WriteOptions};
 
 /// The Secret type the controller fills in.
@@ -63,13 +64,9 @@ fn fill(store: &Store, ev: &Event, root_ca: &str) {
         return;
     };
     let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
-    let token = format!(
-        "sandbox.{:016x}{:016x}{:016x}",
-        random_u64(),
-        random_u64(),
-        random_u64()
-    );
     let account_uid = account_uid.unwrap_or_default().to_owned();
+    let claims = crate::auth::jwt::legacy_claims(&ev.namespace, account, &account_uid, name);
+    let token = store.signing_key().sign(&claims);
     let namespace = ev.namespace.clone();
     let opts = WriteOptions {
         manager: "kube-controller-manager".into(),

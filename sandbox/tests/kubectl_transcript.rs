@@ -362,3 +362,175 @@ async fn kubectl_commands_work() {
     sb.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Authentication and RBAC as kubectl users meet them: a ServiceAccount token from
+/// `kubectl create token`, `auth can-i` (allowed, denied, impersonated, `--list`), a Forbidden
+/// answer in kube-apiserver's words, a refused bogus token, and escalation prevention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_meets_rbac() {
+    let dir = std::env::temp_dir().join(format!("sbx-kubectl-rbac-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sb = Sandbox::start(SandboxOptions {
+        dir: Some(dir.clone()),
+        managed_clusters: 0,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let setup: [&[&str]; 5] = [
+        &["create", "ns", "team"],
+        &["create", "sa", "limited", "-n", "team"],
+        &[
+            "create",
+            "role",
+            "pod-reader",
+            "--verb=get,list",
+            "--resource=pods",
+            "-n",
+            "team",
+        ],
+        &[
+            "create",
+            "role",
+            "role-writer",
+            "--verb=create",
+            "--resource=roles.rbac.authorization.k8s.io",
+            "-n",
+            "team",
+        ],
+        &[
+            "create",
+            "rolebinding",
+            "read",
+            "--role=pod-reader",
+            "--serviceaccount=team:limited",
+            "-n",
+            "team",
+        ],
+    ];
+    for args in setup {
+        let (ok, out) = kubectl(&dir, args, None).await;
+        assert!(ok, "kubectl {args:?}: {out}");
+    }
+    let (ok, out) = kubectl(
+        &dir,
+        &[
+            "create",
+            "rolebinding",
+            "write",
+            "--role=role-writer",
+            "--serviceaccount=team:limited",
+            "-n",
+            "team",
+        ],
+        None,
+    )
+    .await;
+    assert!(ok, "{out}");
+    let (ok, token) = kubectl(&dir, &["create", "token", "limited", "-n", "team"], None).await;
+    assert!(ok, "create token: {token}");
+    let token = format!("--token={}", token.trim());
+    let sa = "--as=system:serviceaccount:team:limited";
+    let steps: Vec<(Vec<&str>, bool, &str)> = vec![
+        (
+            vec!["auth", "can-i", "list", "pods", "-n", "team", sa],
+            true,
+            "yes",
+        ),
+        (
+            vec!["auth", "can-i", "delete", "pods", "-n", "team", sa],
+            false,
+            "no",
+        ),
+        (
+            vec!["auth", "can-i", "list", "pods", "-n", "default", sa],
+            false,
+            "no",
+        ),
+        (
+            vec!["auth", "can-i", "list", "pods", "-n", "team", &token],
+            true,
+            "yes",
+        ),
+        (
+            vec!["auth", "can-i", "--list", "-n", "team", sa],
+            true,
+            "[get list]",
+        ),
+        (
+            vec!["get", "pods", "-n", "team", &token],
+            true,
+            "No resources found",
+        ),
+        (
+            vec!["get", "secrets", "-n", "team", &token],
+            false,
+            "Error from server (Forbidden): secrets is forbidden: User \"system:serviceaccount:team:limited\" cannot list resource \"secrets\" in API group \"\" in the namespace \"team\"",
+        ),
+        (
+            vec!["get", "pods", "-n", "team", "--token=not-a-token"],
+            false,
+            "Unauthorized",
+        ),
+        (
+            vec![
+                "create",
+                "role",
+                "grab",
+                "--verb=get",
+                "--resource=secrets",
+                "-n",
+                "team",
+                &token,
+            ],
+            false,
+            "is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}",
+        ),
+        (
+            vec![
+                "create",
+                "role",
+                "copy",
+                "--verb=get",
+                "--resource=pods",
+                "-n",
+                "team",
+                &token,
+            ],
+            true,
+            "role.rbac.authorization.k8s.io/copy created",
+        ),
+        (
+            vec!["get", "pods", "-n", "team", "--as=someone"],
+            false,
+            "pods is forbidden: User \"someone\" cannot list resource \"pods\"",
+        ),
+        (
+            vec![
+                "get",
+                "pods",
+                "-n",
+                "team",
+                "--as=someone",
+                "--as-group=system:masters",
+            ],
+            true,
+            "No resources found",
+        ),
+        (
+            vec!["get", "pods", "-n", "team", "--as=someone", &token],
+            false,
+            "users \"someone\" is forbidden: User \"system:serviceaccount:team:limited\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+        ),
+    ];
+    for (args, ok, want) in steps {
+        let (success, out) = kubectl(&dir, &args, None).await;
+        assert_eq!(success, ok, "kubectl {args:?}: {out}");
+        assert!(
+            out.contains(want),
+            "kubectl {args:?}: wanted {want:?} in {out}"
+        );
+    }
+    sb.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,5 +1,6 @@
 //! The HTTP layer: Kubernetes REST paths on top of a [`Store`].
 
+pub mod authz;
 pub mod discovery;
 pub mod openapi;
 pub mod protobuf;
@@ -8,6 +9,8 @@ pub mod response;
 pub mod table;
 pub mod watch;
 
+use crate::auth::rbac::{authorize, forbidden_status};
+use crate::auth::{Attributes, User, authn, impersonate};
 use crate::error::Error;
 use crate::store::Store;
 use axum::Router;
@@ -39,6 +42,8 @@ pub struct Req {
     pub headers: HeaderMap,
     /// Request body.
     pub body: Bytes,
+    /// The user the request acts as (after authentication and impersonation).
+    pub user: User,
 }
 
 impl Req {
@@ -105,22 +110,57 @@ async fn handle(State(store): State<Arc<Store>>, request: Request) -> Response {
             );
         }
     };
-    let segments = parts
+    let segments: Vec<String> = parts
         .uri
         .path()
         .split('/')
         .filter(|s| !s.is_empty())
         .map(|s| percent_decode(s).replace(' ', "+"))
         .collect();
+    let query = parse_query(parts.uri.query().unwrap_or(""));
+    let attrs = Attributes::of_request(parts.method.as_str(), &segments, &query);
+    let user = match admit(&store, &parts.headers, &attrs) {
+        Ok(user) => user,
+        Err(refusal) => return *refusal,
+    };
     let req = Req {
         method: parts.method,
         segments,
-        query: parse_query(parts.uri.query().unwrap_or("")),
+        query,
         headers: parts.headers,
         body,
+        user,
     };
-    tracing::debug!(method = %req.method, path = %parts.uri, "request");
+    tracing::debug!(method = %req.method, path = %parts.uri, user = %req.user.name, "request");
     dispatch(&store, req).await
+}
+
+/// Authentication, impersonation and authorization, in kube-apiserver's order: the user the
+/// request acts as, or the 401, 403 (or 500) answer refusing it.
+fn admit(
+    store: &Store,
+    headers: &HeaderMap,
+    attrs: &Attributes,
+) -> std::result::Result<User, Box<Response>> {
+    let authorization = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let user = authn::authenticate(store, authorization)
+        .map_err(|e| Box::new(response::error(&e, None)))?;
+    let policy = store.policy();
+    let user = impersonate::impersonate(&policy, user, headers).map_err(|status| {
+        let code = status["code"].as_u64().and_then(|c| u16::try_from(c).ok());
+        Box::new(response::json(code.unwrap_or(500), &status))
+    })?;
+    let decision = authorize(&policy, &user, attrs);
+    if !decision.allowed {
+        return Err(Box::new(response::json(
+            403,
+            &forbidden_status(&user, attrs, &decision.reason),
+        )));
+    }
+    Ok(user)
 }
 
 async fn dispatch(store: &Arc<Store>, req: Req) -> Response {

@@ -222,6 +222,72 @@ static SELF_SUBJECT_ACCESS_REVIEW: &[Field] = &[
     f(2, "spec", Ty::Msg(ACCESS_REVIEW_SPEC)),
 ];
 
+static SUBJECT_ACCESS_REVIEW_SPEC: &[Field] = &[
+    f(1, "resourceAttributes", Ty::Msg(RESOURCE_ATTRIBUTES)),
+    f(2, "nonResourceAttributes", Ty::Msg(NON_RESOURCE_ATTRIBUTES)),
+    f(3, "user", Ty::Str),
+    list(4, "groups", Ty::Str),
+    f(6, "uid", Ty::Str),
+];
+static SUBJECT_ACCESS_REVIEW: &[Field] = &[
+    f(1, "metadata", Ty::Msg(OBJECT_META)),
+    f(2, "spec", Ty::Msg(SUBJECT_ACCESS_REVIEW_SPEC)),
+];
+static RULES_REVIEW_SPEC: &[Field] = &[f(1, "namespace", Ty::Str)];
+static SELF_SUBJECT_RULES_REVIEW: &[Field] = &[
+    f(1, "metadata", Ty::Msg(OBJECT_META)),
+    f(2, "spec", Ty::Msg(RULES_REVIEW_SPEC)),
+];
+static BOUND_OBJECT_REFERENCE: &[Field] = &[
+    f(1, "kind", Ty::Str),
+    f(2, "apiVersion", Ty::Str),
+    f(3, "name", Ty::Str),
+    f(4, "uid", Ty::Str),
+];
+static TOKEN_REQUEST_SPEC: &[Field] = &[
+    list(1, "audiences", Ty::Str),
+    f(3, "boundObjectRef", Ty::Msg(BOUND_OBJECT_REFERENCE)),
+    pointer(4, "expirationSeconds", Ty::Int),
+];
+static TOKEN_REQUEST: &[Field] = &[
+    f(1, "metadata", Ty::Msg(OBJECT_META)),
+    f(2, "spec", Ty::Msg(TOKEN_REQUEST_SPEC)),
+];
+
+static POLICY_RULE: &[Field] = &[
+    list(1, "verbs", Ty::Str),
+    list(2, "apiGroups", Ty::Str),
+    list(3, "resources", Ty::Str),
+    list(4, "resourceNames", Ty::Str),
+    list(5, "nonResourceURLs", Ty::Str),
+];
+static ROLE: &[Field] = &[
+    f(1, "metadata", Ty::Msg(OBJECT_META)),
+    list(2, "rules", Ty::Msg(POLICY_RULE)),
+];
+static AGGREGATION_RULE: &[Field] = &[list(1, "clusterRoleSelectors", Ty::Msg(LABEL_SELECTOR))];
+static CLUSTER_ROLE: &[Field] = &[
+    f(1, "metadata", Ty::Msg(OBJECT_META)),
+    list(2, "rules", Ty::Msg(POLICY_RULE)),
+    f(3, "aggregationRule", Ty::Msg(AGGREGATION_RULE)),
+];
+static SUBJECT: &[Field] = &[
+    f(1, "kind", Ty::Str),
+    f(2, "apiGroup", Ty::Str),
+    f(3, "name", Ty::Str),
+    f(4, "namespace", Ty::Str),
+];
+static ROLE_REF: &[Field] = &[
+    f(1, "apiGroup", Ty::Str),
+    f(2, "kind", Ty::Str),
+    f(3, "name", Ty::Str),
+];
+static ROLE_BINDING: &[Field] = &[
+    f(1, "metadata", Ty::Msg(OBJECT_META)),
+    list(2, "subjects", Ty::Msg(SUBJECT)),
+    f(3, "roleRef", Ty::Msg(ROLE_REF)),
+];
+
 /// The schema of a top-level kind, by apiVersion and kind.
 fn schema_of(api_version: &str, kind: &str) -> Option<&'static [Field]> {
     Some(match (api_version, kind) {
@@ -231,6 +297,14 @@ fn schema_of(api_version: &str, kind: &str) -> Option<&'static [Field]> {
         ("v1", "ServiceAccount") => SERVICE_ACCOUNT,
         ("apps/v1", "Deployment") => DEPLOYMENT,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => SELF_SUBJECT_ACCESS_REVIEW,
+        ("authorization.k8s.io/v1", "SubjectAccessReview" | "LocalSubjectAccessReview") => {
+            SUBJECT_ACCESS_REVIEW
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => SELF_SUBJECT_RULES_REVIEW,
+        ("authentication.k8s.io/v1", "TokenRequest") => TOKEN_REQUEST,
+        ("rbac.authorization.k8s.io/v1", "Role") => ROLE,
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => CLUSTER_ROLE,
+        ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => ROLE_BINDING,
         _ => return None,
     })
 }
@@ -240,7 +314,7 @@ pub fn decode(body: &[u8]) -> Result<Value> {
     let unsupported = |what: String| {
         Error::UnsupportedMediaType(format!(
             "{what}; the sandbox decodes protobuf for Namespaces, ConfigMaps, Secrets, \
-             ServiceAccounts, Deployments and SelfSubjectAccessReviews only: use \
+             ServiceAccounts, Deployments, RBAC objects, access and rules reviews and TokenRequests only: use \
              `kubectl create -f` or `kubectl apply -f` with YAML/JSON"
         ))
     };

@@ -6,7 +6,7 @@ use crate::meta::meta_str;
 use crate::patch::{self, PatchType};
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::store::{DeleteOptions, Deleted, ListQuery, Store, WriteOptions};
+use crate::store::{Admission, DeleteOptions, Deleted, ListQuery, Store, WriteOptions};
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
@@ -83,8 +83,11 @@ pub async fn handle(
     version: &str,
     rest: &[&str],
 ) -> Response {
-    if group == "authorization.k8s.io" && rest.first().is_some_and(|r| r.starts_with("self")) {
-        return access_review(req);
+    if group == "authorization.k8s.io" {
+        return super::authz::review(store, req, rest);
+    }
+    if let ("", ["namespaces", namespace, "serviceaccounts", name, "token"]) = (group, rest) {
+        return super::authz::token_request(store, req, namespace, name);
     }
     let target = match parse_target(store, group, version, rest) {
         Ok(t) => t,
@@ -142,7 +145,7 @@ pub async fn handle(
 }
 
 /// The `details` kube-apiserver gives an error about `name` of `info`.
-fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) -> Option<Value> {
+pub(super) fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) -> Option<Value> {
     let object = |kind: &str| object_details(info, name, kind);
     match e {
         Error::NotFound(message)
@@ -209,22 +212,6 @@ fn invalid_details(message: &str) -> Value {
         details["causes"] = json!([{"reason": reason, "message": text, "field": field}]);
     }
     details
-}
-
-/// kubectl `auth can-i` and controllers: every access is allowed.
-fn access_review(req: &Req) -> Response {
-    if req.method != Method::POST {
-        return response::error(
-            &Error::MethodNotAllowed("only create is supported".into()),
-            None,
-        );
-    }
-    let mut body: Value = match decode_body(req) {
-        Ok(b) => b,
-        Err(e) => return response::error(&e, None),
-    };
-    body["status"] = json!({"allowed": true, "reason": "the sandbox allows everything"});
-    response::json(201, &body)
 }
 
 fn ns_of<'a>(t: &Target<'a>) -> &'a str {
@@ -349,7 +336,8 @@ fn scale_of(info: &ResourceInfo, obj: &Value) -> Value {
     })
 }
 
-fn decode_body(req: &Req) -> Result<Value> {
+/// The request's body as JSON, whatever it was sent as (JSON, YAML, protobuf).
+pub(super) fn decode_body(req: &Req) -> Result<Value> {
     let ct = req.header("content-type");
     if ct.starts_with("application/vnd.kubernetes.protobuf") {
         return super::protobuf::decode(&req.body);
@@ -364,7 +352,9 @@ fn decode_body(req: &Req) -> Result<Value> {
         .map_err(|e| Error::BadRequest(format!("error decoding JSON body: {e}")))
 }
 
-fn write_options(req: &Req, sub: &str) -> Result<WriteOptions> {
+/// The options of a write to `t`: dry run, field manager, subresource, and the escalation
+/// check when it writes an RBAC object.
+fn write_options(store: &Store, req: &Req, t: &Target<'_>, sub: &str) -> Result<WriteOptions> {
     let dry_run = match req.q("dryRun") {
         None | Some("") => false,
         Some("All") => true,
@@ -391,13 +381,29 @@ fn write_options(req: &Req, sub: &str) -> Result<WriteOptions> {
         manager,
         subresource: sub.to_owned(),
         applied: false,
+        admit: escalation_check(store, req, t),
     })
+}
+
+/// For writes of Roles and bindings by users outside `system:masters`: the rules they may
+/// grant are the rules they hold.
+fn escalation_check(store: &Store, req: &Req, t: &Target<'_>) -> Option<Admission> {
+    if t.info.group != crate::auth::RBAC_GROUP || req.user.is_master() {
+        return None;
+    }
+    let policy = store.policy();
+    let user = req.user.clone();
+    let resource = t.info.plural.clone();
+    let namespace = ns_of(t).to_owned();
+    Some(Admission::new(move |old, new| {
+        crate::auth::escalation::admit(&policy, &user, &resource, &namespace, old, new)
+    }))
 }
 
 fn create(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     let body = decode_body(req)?;
     check_kind(&t.info, &body)?;
-    let opts = write_options(req, "")?;
+    let opts = write_options(store, req, t, "")?;
     let obj = store.create(&t.info, ns_of(t), body, &opts)?;
     Ok(response::json(201, &store.to_version(&t.info, &obj)?))
 }
@@ -421,7 +427,7 @@ fn check_kind(info: &ResourceInfo, body: &Value) -> Result<()> {
 
 fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
     let body = decode_body(req)?;
-    let opts = write_options(req, t.sub)?;
+    let opts = write_options(store, req, t, t.sub)?;
     if t.sub == "scale" {
         let replicas = body.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
         let want_rv = meta_str(&body, "resourceVersion").to_owned();
@@ -453,7 +459,7 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
             "force: Forbidden: may not be specified for non-apply patch".into(),
         ));
     }
-    let opts = write_options(req, if t.sub == "scale" { "" } else { t.sub })?;
+    let opts = write_options(store, req, t, if t.sub == "scale" { "" } else { t.sub })?;
     let ns = ns_of(t);
     if ptype == PatchType::Apply {
         if req.q("fieldManager").is_none_or(str::is_empty) {
