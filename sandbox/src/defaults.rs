@@ -12,7 +12,18 @@ pub fn apply(info: &ResourceInfo, obj: &mut Value) {
         ("", "services") => service(obj),
         ("", "secrets") => secret(obj),
         ("apps", "deployments") => deployment(obj),
+        ("rbac.authorization.k8s.io", "roles" | "clusterroles") => role(obj),
         _ => {}
+    }
+}
+
+/// A Role or ClusterRole always has `rules`: `null` when it grants nothing.
+fn role(obj: &mut Value) {
+    if let Some(root) = obj.as_object_mut() {
+        let rules = root.entry("rules").or_insert(Value::Null);
+        if rules.as_array().is_some_and(Vec::is_empty) {
+            *rules = Value::Null;
+        }
     }
 }
 

@@ -89,9 +89,15 @@ impl ClusterHandle {
         format!("{scheme}://{}", self.addr)
     }
 
-    /// A `kube::Client` talking to this cluster, verifying its certificate as any client of a
-    /// real cluster does.
+    /// A `kube::Client` talking to this cluster as its administrator, verifying its
+    /// certificate as any client of a real cluster does.
     pub fn client(&self) -> Result<kube::Client> {
+        kube::Client::try_from(self.config()?)
+            .map_err(|e| Error::Internal(format!("kube client: {e}")))
+    }
+
+    /// The client configuration of [`ClusterHandle::client`].
+    pub fn config(&self) -> Result<kube::Config> {
         let uri = self
             .url()
             .parse()
@@ -100,7 +106,7 @@ impl ClusterHandle {
         config.default_namespace = "default".into();
         config.root_cert = self.trust.as_ref().map(|t| vec![t.ca_der.clone()]);
         config.auth_info.token = Some(crate::auth::ADMIN_TOKEN.to_owned().into());
-        kube::Client::try_from(config).map_err(|e| Error::Internal(format!("kube client: {e}")))
+        Ok(config)
     }
 
     /// A kubeconfig document for this cluster (with the CA's certificate when it serves

@@ -262,9 +262,18 @@ pub fn admit(
             if !role_resource.is_empty() && authorize(policy, user, &bind).allowed {
                 return Ok(());
             }
+            let role_namespace = if role_resource == "roles" {
+                namespace
+            } else {
+                ""
+            };
             let rules = policy
-                .role_ref_rules(role_ref, namespace)
-                .map_err(|why| forbidden(resource, name, &why))?;
+                .role_ref_rules(role_ref, role_namespace)
+                .map_err(|_| {
+                    Error::NotFound(format!(
+                        "{role_resource}.{RBAC_GROUP} {role_name:?} not found"
+                    ))
+                })?;
             confirm_no_escalation(policy, user, namespace, &rules)
                 .map_err(|why| forbidden(resource, name, &why))
         }

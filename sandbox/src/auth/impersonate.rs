@@ -5,7 +5,7 @@
 use super::rbac::{Policy, authorize, forbidden_status};
 use super::{ANONYMOUS, AUTHENTICATED, Attributes, UNAUTHENTICATED, User};
 use axum::http::HeaderMap;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 const USER: &str = "impersonate-user";
@@ -44,9 +44,18 @@ fn unescape(key: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Why impersonation was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// Impersonation headers without a user: kube-apiserver's plain-text 500, this message.
+    Internal(String),
+    /// The caller may not impersonate what it asked for: this 403 `Status`.
+    Forbidden(Value),
+}
+
 /// The user a request acts as: `requestor` itself without impersonation headers, else the
-/// impersonated user, or the `Status` (500 or 403) refusing the request.
-pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Result<User, Value> {
+/// impersonated user, or why not.
+pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Result<User, Refusal> {
     let name = values(headers, USER).first().map(|s| (*s).to_owned());
     let groups: Vec<String> = values(headers, GROUP)
         .iter()
@@ -68,14 +77,25 @@ pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Res
         if groups.is_empty() && extra.is_empty() && uid.is_none() {
             return Ok(requestor);
         }
-        let message =
-            "requested impersonation of groups, extra or uid without impersonating a user";
-        return Err(json!({
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": format!("Internal error occurred: {message}"),
-            "reason": "InternalError",
-            "details": {"causes": [{"message": message}]}, "code": 500,
-        }));
+        // kube-apiserver prints the requests as Go prints its ObjectReferences.
+        let mut requests: Vec<String> = groups
+            .iter()
+            .map(|g| format!("{{Group  {g}    }}"))
+            .collect();
+        for (key, values) in &extra {
+            requests.extend(
+                values
+                    .iter()
+                    .map(|v| format!("{{UserExtra  {v}  authentication.k8s.io/v1  {key}}}")),
+            );
+        }
+        if let Some(uid) = &uid {
+            requests.push(format!("{{UID  {uid}  authentication.k8s.io/v1  }}"));
+        }
+        return Err(Refusal::Internal(format!(
+            "requested [{}] without impersonating a user",
+            requests.join(" ")
+        )));
     };
     let mut checks = Vec::new();
     let service_account = super::split_service_account(&name);
@@ -112,7 +132,11 @@ pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Res
     for attrs in &checks {
         let decision = authorize(policy, &requestor, attrs);
         if !decision.allowed {
-            return Err(forbidden_status(&requestor, attrs, &decision.reason));
+            return Err(Refusal::Forbidden(forbidden_status(
+                &requestor,
+                attrs,
+                &decision.reason,
+            )));
         }
     }
     let mut user_groups = match (service_account, groups.is_empty()) {

@@ -56,7 +56,33 @@ pub fn review(store: &Store, req: &Req, rest: &[&str]) -> Response {
             )),
         }
     })();
-    result.unwrap_or_else(|e| response::error(&e, Some(json!({}))))
+    result.unwrap_or_else(|e| {
+        let details = match &e {
+            Error::BadRequest(_) => None,
+            Error::Invalid(message) => Some(super::resources::invalid_details(message)),
+            _ => Some(json!({})),
+        };
+        response::error(&e, details)
+    })
+}
+
+/// Review objects are validated as their internal types, which have no kind: messages say
+/// `.authorization.k8s.io "" is invalid: ...`.
+fn invalid_review(field: &str, detail: &str) -> Error {
+    invalid("", "authorization.k8s.io", "", field, detail)
+}
+
+/// The attributes as the response echoes them: empty fields omitted.
+fn without_empty(attributes: &Value) -> Value {
+    match attributes.as_object() {
+        Some(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| v.as_str() != Some(""))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        None => attributes.clone(),
+    }
 }
 
 /// The user a SubjectAccessReview asks about.
@@ -82,11 +108,7 @@ fn subject_of(body: &Value) -> Result<User> {
             .collect::<BTreeMap<_, _>>(),
     };
     if user.name.is_empty() && user.groups.is_empty() {
-        let kind = body["kind"].as_str().unwrap_or("SubjectAccessReview");
-        return Err(invalid(
-            kind,
-            "authorization.k8s.io",
-            "",
+        return Err(invalid_review(
             "spec.user",
             "Invalid value: \"\": at least one of user or group must be specified",
         ));
@@ -100,10 +122,6 @@ fn access_review(
     user: &User,
     local_namespace: Option<&str>,
 ) -> Result<Response> {
-    let kind = body["kind"]
-        .as_str()
-        .unwrap_or("SelfSubjectAccessReview")
-        .to_owned();
     let spec = &body["spec"];
     let resource = &spec["resourceAttributes"];
     let non_resource = &spec["nonResourceAttributes"];
@@ -131,10 +149,7 @@ fn access_review(
             } else {
                 ("spec.resourceAttributes", "\"null\"")
             };
-            return Err(invalid(
-                &kind,
-                "authorization.k8s.io",
-                "",
+            return Err(invalid_review(
                 field,
                 &format!(
                     "Invalid value: {value}: exactly one of nonResourceAttributes or resourceAttributes must be specified"
@@ -142,24 +157,34 @@ fn access_review(
             ));
         }
     };
-    if let Some(namespace) = local_namespace
-        && attrs.namespace != namespace
-    {
-        return Err(invalid(
-            &kind,
-            "authorization.k8s.io",
-            "",
-            "spec.resourceAttributes.namespace",
-            &format!(
-                "Invalid value: {:?}: must match metadata.namespace",
-                attrs.namespace
-            ),
-        ));
+    if let Some(namespace) = local_namespace {
+        // As any create: a namespace in the body must be the URL's; the attributes' must be
+        // the body's (so a body without one is refused).
+        let declared = meta_str(&body, "namespace");
+        if !declared.is_empty() && declared != namespace {
+            return Err(Error::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request".into(),
+            ));
+        }
+        if attrs.namespace != declared {
+            return Err(invalid_review(
+                "spec.resourceAttributes.namespace",
+                &format!(
+                    "Invalid value: {:?}: must match metadata.namespace",
+                    attrs.namespace
+                ),
+            ));
+        }
     }
     let decision = authorize(&store.policy(), user, &attrs);
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);
+    }
+    for key in ["resourceAttributes", "nonResourceAttributes"] {
+        if body["spec"][key].is_object() {
+            body["spec"][key] = without_empty(&body["spec"][key]);
+        }
     }
     body["status"] = status;
     body["metadata"]["creationTimestamp"] = Value::Null;
@@ -197,8 +222,10 @@ fn rules_review(store: &Store, mut body: Value, user: &User) -> Result<Response>
     if !errors.is_empty() {
         status["evaluationError"] = json!(format!("[{}]", errors.join(", ")));
     }
+    // The answer is a new object: the status alone.
+    body["metadata"] = json!({"creationTimestamp": null});
+    body["spec"] = json!({});
     body["status"] = status;
-    body["metadata"]["creationTimestamp"] = Value::Null;
     Ok(response::json(201, &body))
 }
 
@@ -233,7 +260,7 @@ fn token(store: &Store, req: &Req, namespace: &str, name: &str) -> Result<Respon
         return Err(invalid(
             "TokenRequest",
             "authentication.k8s.io",
-            name,
+            "",
             "spec.expirationSeconds",
             &format!("Invalid value: {seconds}: {why}"),
         ));
@@ -285,7 +312,7 @@ fn token(store: &Store, req: &Req, namespace: &str, name: &str) -> Result<Respon
         claims["kubernetes.io"][kind.to_ascii_lowercase()] =
             json!({"name": object_name, "uid": object_uid});
     }
-    body["metadata"] = json!({"name": name, "namespace": namespace, "creationTimestamp": null});
+    body["metadata"] = json!({"creationTimestamp": null});
     body["spec"]["audiences"] = json!(audiences);
     body["spec"]["expirationSeconds"] = json!(seconds);
     if !bound.is_object() {

@@ -149,10 +149,14 @@ fn admit(
     let user = authn::authenticate(store, authorization)
         .map_err(|e| Box::new(response::error(&e, None)))?;
     let policy = store.policy();
-    let user = impersonate::impersonate(&policy, user, headers).map_err(|status| {
-        let code = status["code"].as_u64().and_then(|c| u16::try_from(c).ok());
-        Box::new(response::json(code.unwrap_or(500), &status))
-    })?;
+    let user =
+        impersonate::impersonate(&policy, user, headers).map_err(|refusal| match refusal {
+            impersonate::Refusal::Forbidden(status) => Box::new(response::json(403, &status)),
+            impersonate::Refusal::Internal(why) => Box::new(response::text_owned(
+                500,
+                format!("Internal Server Error: {:?}: {why}\n", attrs.path),
+            )),
+        })?;
     let decision = authorize(&policy, &user, attrs);
     if !decision.allowed {
         return Err(Box::new(response::json(

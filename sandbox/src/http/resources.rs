@@ -148,11 +148,10 @@ pub async fn handle(
 pub(super) fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) -> Option<Value> {
     let object = |kind: &str| object_details(info, name, kind);
     match e {
-        Error::NotFound(message)
-            if message.starts_with("namespaces \"") && info.plural != "namespaces" =>
-        {
-            let namespace = message.split('"').nth(1).unwrap_or_default();
-            Some(json!({"name": namespace, "kind": "namespaces"}))
+        // The object not found may be another than the one addressed (a namespace, the role
+        // a binding names): the message says which.
+        Error::NotFound(message) if not_found_details(message).is_some() => {
+            not_found_details(message)
         }
         Error::NotFound(_) | Error::AlreadyExists(_) if name.is_some() => {
             Some(object(&info.plural))
@@ -177,23 +176,44 @@ pub(super) fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) 
             }]);
             Some(details)
         }
+        Error::Forbidden(message) if message.contains(" is forbidden: ") => {
+            Some(object(&info.plural))
+        }
         Error::UnsupportedMediaType(message) if message != UNKNOWN_MEDIA_TYPE => None,
         Error::BadRequest(_) | Error::Expired(_) | Error::Internal(_) | Error::Io(_) => None,
         _ => Some(json!({})),
     }
 }
 
+/// `{name, group, kind}` read back from `<resource>[.<group>] "<name>" not found`.
+fn not_found_details(message: &str) -> Option<Value> {
+    let (subject, rest) = message.split_once(" \"")?;
+    let name = rest.strip_suffix("\" not found")?;
+    if subject.contains(' ') || name.contains('"') {
+        return None;
+    }
+    let (kind, group) = subject.split_once('.').unwrap_or((subject, ""));
+    let mut details = json!({"name": name, "kind": kind});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    Some(details)
+}
+
 /// Details of a 422 as kube-apiserver gives them, read back from its message
 /// `<Kind>[.<group>] "<name>" is invalid: <field>: <reason>: <text>`: the Kind (not the
 /// resource), its group, the name, and the field error as a cause, which kubectl prints as
 /// `The Kind "name" is invalid: field: message`.
-fn invalid_details(message: &str) -> Value {
+pub(super) fn invalid_details(message: &str) -> Value {
     let Some((subject, rest)) = message.split_once(" is invalid: ") else {
         return json!({});
     };
     let (kind, quoted) = subject.split_once(' ').unwrap_or((subject, ""));
     let (kind, group) = kind.split_once('.').unwrap_or((kind, ""));
-    let mut details = json!({"kind": kind});
+    let mut details = json!({});
+    if !kind.is_empty() {
+        details["kind"] = json!(kind);
+    }
     let name = quoted.trim_matches('"');
     if !name.is_empty() {
         details["name"] = json!(name);
@@ -549,6 +569,10 @@ fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     let opts = delete_options(req)?;
     match store.delete(&t.info, ns_of(t), name, &opts)? {
         Deleted::Pending(obj) => Ok(response::json(200, &store.to_version(&t.info, &obj)?)),
+        // The ServiceAccount registry answers a delete with the deleted object.
+        Deleted::Gone(obj) if t.info.group.is_empty() && t.info.plural == "serviceaccounts" => {
+            Ok(response::json(200, &store.to_version(&t.info, &obj)?))
+        }
         Deleted::Gone(obj) => Ok(response::json(
             200,
             &json!({

@@ -23,6 +23,11 @@ pub fn json(code: u16, value: &Value) -> Response {
 
 /// A plain-text response.
 pub fn text(code: u16, body: &'static str) -> Response {
+    text_owned(code, body.to_owned())
+}
+
+/// A plain-text response with a computed body.
+pub fn text_owned(code: u16, body: String) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     resp.headers_mut().insert(

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Records kube-apiserver's answers to the differential scenarios as golden files.
 
-Usage: record.py ORACLE_DIR   (a directory started by ../shared/tools/kube-oracle/run.sh)
+Usage: record.py ORACLE_DIR [FAMILY...]   (a directory started by
+../shared/tools/kube-oracle/run.sh; only the named families when given)
 
 Every scenario runs in its own namespace `d-<scenario>`; each step's request is sent as
 written (after substituting $NS, {{rv:N}}, {{uid:N}} from earlier answers) and the answer,
@@ -9,6 +10,7 @@ status and JSON body (watch: the list of events), is stored verbatim. The sandbo
 (`tests/differential.rs`) replays the same requests and compares after normalising volatile
 fields. Scenarios live in scenarios.py; answers in golden/<family>.json.
 """
+import base64
 import json
 import os
 import re
@@ -44,12 +46,17 @@ class Server:
         self.context.check_hostname = False
         self.context.verify_mode = ssl.CERT_NONE
 
-    def send(self, method, path, body=None, content_type=None, accept=None, watch=False):
+    def send(self, method, path, body=None, content_type=None, accept=None, watch=False,
+             token=None, headers=None):
         data = None
         if body is not None:
             data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
-        request.add_header("Authorization", "Bearer " + self.token)
+        token = self.token if token is None else token
+        if token:
+            request.add_header("Authorization", "Bearer " + token)
+        for key, value in (headers or {}).items():
+            request.add_header(key, value)
         request.add_header("User-Agent", USER_AGENT)
         request.add_header("Accept", accept or "application/json")
         if data is not None:
@@ -74,11 +81,33 @@ def substitute(text, answers, namespace):
     def value(match):
         what, index = match.group(1), int(match.group(2))
         body = answers[index]
+        if what == "token":
+            return token_of(body)
         meta = body.get("metadata", {}) if isinstance(body, dict) else {}
         field = {"rv": "resourceVersion", "uid": "uid", "continue": "continue"}[what]
         return urllib.parse.quote(str(meta.get(field, "")), safe="")
 
-    return re.sub(r"\{\{(rv|uid|continue):(\d+)\}\}", value, text)
+    return re.sub(r"\{\{(rv|uid|continue|token):(\d+)\}\}", value, text)
+
+
+def token_of(body):
+    """The token an answer carries: a TokenRequest's, or a token Secret's (decoded)."""
+    token = (body.get("status") or {}).get("token")
+    if token:
+        return token
+    data = (body.get("data") or {}).get("token")
+    return base64.b64decode(data).decode() if data else ""
+
+
+def has_pointer(value, pointer):
+    for part in pointer.strip("/").split("/"):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return False
+    return True
 
 
 def run(server, scenario):
@@ -92,12 +121,19 @@ def run(server, scenario):
         if body is not None:
             text = body if isinstance(body, str) else json.dumps(body)
             body = substitute(text, answers, namespace)
+        token = step.get("as")
+        if token is not None:
+            token = substitute(token, answers, namespace)
+        headers = {k: substitute(v, answers, namespace) for k, v in step.get("headers", {}).items()}
         deadline = time.time() + 30
         while True:
             status, answer = server.send(step["method"], path, body, step.get("contentType"),
-                                         step.get("accept"), step.get("watch", False))
-            until = step.get("until")
-            if until is None or status == until or time.time() > deadline:
+                                         step.get("accept"), step.get("watch", False),
+                                         token, headers)
+            until, until_path = step.get("until"), step.get("untilPath")
+            done = (until is None or status == until) and (
+                until_path is None or has_pointer(answer, until_path))
+            if done or time.time() > deadline:
                 break
             time.sleep(0.2)
         if step.get("sleep"):
@@ -111,7 +147,7 @@ def run(server, scenario):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
     env = load_env(sys.argv[1])
     server = Server(env["KUBE_ORACLE_SERVER"], env["KUBE_ORACLE_TOKEN"])
@@ -127,7 +163,10 @@ def main():
         f.write("\n")
     version = server.send("GET", "/version")[1]
     total = 0
+    wanted = set(sys.argv[2:])
     for family, items in scenarios.families().items():
+        if wanted and family not in wanted:
+            continue
         results = []
         for scenario in items:
             results.append(run(server, scenario))

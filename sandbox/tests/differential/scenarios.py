@@ -1,9 +1,19 @@
 """The differential scenarios: requests sent alike to kube-apiserver (record.py) and to the
 sandbox (tests/differential.rs). Each scenario runs in namespace `d-<name>`, written `$NS`;
-`{{rv:N}}`, `{{uid:N}}` and `{{continue:N}}` stand for values of step N's answer.
+`{{rv:N}}`, `{{uid:N}}` and `{{continue:N}}` stand for values of step N's answer, and
+`{{token:N}}` for the token it carries (a TokenRequest's, or a token Secret's, decoded).
+A step may say `as: <token>` (sent instead of the admin's; "" sends none), `headers`
+(extra request headers, e.g. Impersonate-User) and `untilPath: <pointer>` (poll until the
+answer has that JSON pointer).
 A step may say `until: <status>` (poll for at most 30 s until the answer has that status,
 for the work of background controllers) and `watch: true` (the answer is a watch stream,
 ended by the request's timeoutSeconds)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scenarios_rbac  # noqa: E402
 
 GROUP = "diff.example.com"
 
@@ -527,8 +537,15 @@ def families():
         "watch": watches(),
         "errors": errors(),
     }
-    return {family: [{"name": name, "steps": steps, **({"cleanup": ["/api/v1/namespaces/d-" + name + "-x"]}
-                                                        if family == "namespaces" else {})}
+    groups.update(scenarios_rbac.families())
+
+    def cleanup(family, name, steps):
+        if family == "namespaces":
+            return {"cleanup": ["/api/v1/namespaces/d-" + name + "-x"]}
+        paths = scenarios_rbac.cleanup_of(steps)
+        return {"cleanup": paths} if paths else {}
+
+    return {family: [{"name": name, "steps": steps, **cleanup(family, name, steps)}
                      for name, steps in items.items()]
             for family, items in groups.items()}
 
