@@ -20,6 +20,9 @@ pub mod rbac;
 
 pub use attributes::Attributes;
 
+use crate::store::Store;
+use axum::http::HeaderMap;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The group whose members may do anything (kube-apiserver's privileged group).
@@ -111,4 +114,36 @@ pub fn split_service_account(user: &str) -> Option<(&str, &str)> {
 pub fn go_quoted(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
     format!("[{}]", quoted.join(" "))
+}
+
+/// Why a request is refused before it is served.
+#[derive(Debug)]
+pub enum Denial {
+    /// Its credentials are not valid (401).
+    Unauthorized(crate::Error),
+    /// Its impersonation headers were refused (500 or 403).
+    Impersonation(impersonate::Refusal),
+    /// RBAC does not allow it: the 403 `Status`.
+    Forbidden(Value),
+}
+
+/// Authentication, impersonation and authorization, in kube-apiserver's order: the user a
+/// request with these headers and attributes acts as, or why it is refused.
+pub fn admit(store: &Store, headers: &HeaderMap, attrs: &Attributes) -> Result<User, Denial> {
+    let authorization = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let user = authn::authenticate(store, authorization).map_err(Denial::Unauthorized)?;
+    let policy = store.policy();
+    let user = impersonate::impersonate(&policy, user, headers).map_err(Denial::Impersonation)?;
+    let decision = rbac::authorize(&policy, &user, attrs);
+    if !decision.allowed {
+        return Err(Denial::Forbidden(rbac::forbidden_status(
+            &user,
+            attrs,
+            &decision.reason,
+        )));
+    }
+    Ok(user)
 }

@@ -9,8 +9,8 @@ pub mod response;
 pub mod table;
 pub mod watch;
 
-use crate::auth::rbac::{authorize, forbidden_status};
-use crate::auth::{Attributes, User, authn, impersonate};
+use crate::auth::impersonate::Refusal;
+use crate::auth::{self, Attributes, Denial, User};
 use crate::error::Error;
 use crate::store::Store;
 use axum::Router;
@@ -135,36 +135,23 @@ async fn handle(State(store): State<Arc<Store>>, request: Request) -> Response {
     dispatch(&store, req).await
 }
 
-/// Authentication, impersonation and authorization, in kube-apiserver's order: the user the
-/// request acts as, or the 401, 403 (or 500) answer refusing it.
+/// The user the request acts as, or the 401, 403 (or 500) answer refusing it.
 fn admit(
     store: &Store,
     headers: &HeaderMap,
     attrs: &Attributes,
 ) -> std::result::Result<User, Box<Response>> {
-    let authorization = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let user = authn::authenticate(store, authorization)
-        .map_err(|e| Box::new(response::error(&e, None)))?;
-    let policy = store.policy();
-    let user =
-        impersonate::impersonate(&policy, user, headers).map_err(|refusal| match refusal {
-            impersonate::Refusal::Forbidden(status) => Box::new(response::json(403, &status)),
-            impersonate::Refusal::Internal(why) => Box::new(response::text_owned(
+    auth::admit(store, headers, attrs).map_err(|denial| {
+        Box::new(match denial {
+            Denial::Unauthorized(e) => response::error(&e, None),
+            Denial::Forbidden(status) => response::json(403, &status),
+            Denial::Impersonation(Refusal::Forbidden(status)) => response::json(403, &status),
+            Denial::Impersonation(Refusal::Internal(why)) => response::text_owned(
                 500,
                 format!("Internal Server Error: {:?}: {why}\n", attrs.path),
-            )),
-        })?;
-    let decision = authorize(&policy, &user, attrs);
-    if !decision.allowed {
-        return Err(Box::new(response::json(
-            403,
-            &forbidden_status(&user, attrs, &decision.reason),
-        )));
-    }
-    Ok(user)
+            ),
+        })
+    })
 }
 
 async fn dispatch(store: &Arc<Store>, req: Req) -> Response {
