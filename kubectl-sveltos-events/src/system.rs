@@ -1,5 +1,6 @@
 //! The whole sveltos-events system inside the sandbox: the CRDs, every managed cluster
-//! registered as a SveltosCluster, and the agent (hub mode) and manager running in-process.
+//! registered as a SveltosCluster, and the agent (hub mode) and manager running in-process,
+//! each as the ServiceAccount `install` makes for it, with the rights `install` grants.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,75 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
-use crate::apply::FIELD_MANAGER;
+use crate::apply::{Applier, FIELD_MANAGER};
+use crate::manifests::{self, Values};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::api::PostParams;
+
+/// How long the in-process controllers' tokens last (the sandbox rarely runs a day).
+const TOKEN_SECONDS: i64 = 7 * 86_400;
+
+/// The install manifests' namespaces, accounts, roles and bindings, applied to the management
+/// cluster so the in-process controllers have exactly the rights a real install gives them.
+/// Returns the manager's and the agent's clients, each authenticated as its account.
+async fn controller_accounts(
+    handle: &sandbox::ClusterHandle,
+    mgmt: &Client,
+) -> anyhow::Result<(Client, Client)> {
+    let values = Values::defaults(manifests::VERSION);
+    let mut applier = Applier::new(mgmt.clone(), false);
+    for object in manifests::render(&values)? {
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let rbac = matches!(
+            kind,
+            "Namespace"
+                | "ServiceAccount"
+                | "ClusterRole"
+                | "ClusterRoleBinding"
+                | "Role"
+                | "RoleBinding"
+        );
+        if rbac {
+            applier.apply(&object).await?;
+        }
+    }
+    let manager = client_as(handle, mgmt, &values.namespace, manifests::MANAGER).await?;
+    let agent = client_as(handle, mgmt, &values.namespace, manifests::AGENT).await?;
+    Ok((manager, agent))
+}
+
+/// A client of the cluster authenticated as the ServiceAccount `namespace/account`, with a
+/// token from the TokenRequest API.
+async fn client_as(
+    handle: &sandbox::ClusterHandle,
+    mgmt: &Client,
+    namespace: &str,
+    account: &str,
+) -> anyhow::Result<Client> {
+    let accounts: Api<ServiceAccount> = Api::namespaced(mgmt.clone(), namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(TOKEN_SECONDS),
+            ..TokenRequestSpec::default()
+        },
+        ..TokenRequest::default()
+    };
+    let issued = accounts
+        .create_token_request(account, &PostParams::default(), &request)
+        .await
+        .with_context(|| format!("requesting a token for ServiceAccount {namespace}/{account}"))?;
+    let token = issued
+        .status
+        .map(|s| s.token)
+        .filter(|t| !t.is_empty())
+        .with_context(|| {
+            format!("the token request for {namespace}/{account} returned no token")
+        })?;
+    let mut config = handle.config()?;
+    config.auth_info.token = Some(token.into());
+    Client::try_from(config).context("building a client for the controller's account")
+}
 
 /// Installs (or updates) every sveltos-events CRD.
 pub async fn install_crds(mgmt: &Client) -> anyhow::Result<()> {
@@ -92,6 +161,7 @@ pub async fn start(
             .set_converter(std::sync::Arc::new(api::convert::convert));
     }
     install_crds(&mgmt).await?;
+    let (manager_client, agent_client) = controller_accounts(mgmt_handle, &mgmt).await?;
     let mut registered = Vec::new();
     for (index, cluster) in sandbox
         .clusters()
@@ -111,14 +181,14 @@ pub async fn start(
         registered.push((cluster.name.clone(), labels));
     }
     // One watch of Cluster API clusters for the hub, the manager and the deployer.
-    let capi = agent::capi::watch(mgmt.clone(), None);
+    let capi = agent::capi::watch(manager_client.clone(), None);
     let agent = tokio::spawn(agent::hub::run(
-        mgmt.clone(),
+        agent_client,
         capi.clone(),
         std::future::pending(),
     ));
     let telemetry = controller::serve::Telemetry::new();
-    let manager_client = mgmt.clone();
+    let deployer_client = manager_client.clone();
     let manager_telemetry = telemetry.clone();
     let manager_capi = capi.clone();
     let manager = tokio::spawn(async move {
@@ -134,7 +204,6 @@ pub async fn start(
             tracing::error!(%error, "the manager stopped");
         }
     });
-    let deployer_client = mgmt.clone();
     let deployer = tokio::spawn(async move {
         if let Err(error) = controller::deployer::run(
             deployer_client,
