@@ -129,6 +129,29 @@ fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
     Process(child)
 }
 
+/// Publishes the manager's conversion webhook as its Service's Endpoints, as the endpoints
+/// controller would for a ready pod: the port the process bound, read from its log.
+fn publish_webhook(dir: &Path) {
+    let log = dir.join("mgmt-sveltos-events-manager.log");
+    let port = eventually("the manager serving its webhook", || {
+        let text = std::fs::read_to_string(&log).ok()?;
+        let line = text
+            .lines()
+            .find(|l| l.contains("serving the conversion webhook"))?;
+        let rest = &line[line.find("127.0.0.1:")? + "127.0.0.1:".len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u16>().ok()
+    });
+    let endpoints = format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{{\"name\":\"sveltos-events-manager\",\
+         \"namespace\":\"projectsveltos\"}},\"subsets\":[{{\"addresses\":[{{\"ip\":\"127.0.0.1\"}}],\
+         \"ports\":[{{\"name\":\"webhook\",\"port\":{port}}}]}}]}}"
+    );
+    let path = dir.join("manager-endpoints.json");
+    std::fs::write(&path, endpoints).unwrap();
+    kubectl(dir, "mgmt", &["apply", "-f", path.to_str().unwrap()]);
+}
+
 /// Scales the manager Deployment (the sandbox completes the rollout at once).
 fn scale_manager(dir: &Path, replicas: u32) {
     let replicas = format!("--replicas={replicas}");
@@ -192,6 +215,7 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     scale_manager(dir, 1);
 
     let manager = start_controller(dir, "mgmt", "sveltos-events-manager");
+    publish_webhook(dir);
     let agent = start_controller(dir, "mgmt", "sveltos-events-agent");
     // First registered by mistake with the management cluster's kubeconfig: the agent
     // connects there. Registering again with the right one moves it, though the old
@@ -207,12 +231,52 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     });
     assert_eq!(healthy["healthy"], true);
 
+    // A v1alpha1 EventSource in its oldest form goes through the manager's HTTPS webhook
+    // (the sandbox reaches it through the Service's Endpoints, as kube-apiserver would, and
+    // without them refuses the write): stored as v1beta1, read back in either version.
+    let seed = common::example("seeds", "001-06-eventsource-lua-labels.yaml");
+    kubectl(dir, "mgmt", &["apply", "-f", &seed]);
+    let v1beta1 = kubectl(
+        dir,
+        "mgmt",
+        &[
+            "get",
+            "--raw",
+            "/apis/lib.projectsveltos.io/v1beta1/eventsources/sveltos-service",
+        ],
+    );
+    assert!(v1beta1.contains("\"resourceSelectors\""), "{v1beta1}");
+    let v1alpha1 = kubectl(
+        dir,
+        "mgmt",
+        &[
+            "get",
+            "--raw",
+            "/apis/lib.projectsveltos.io/v1alpha1/eventsources/sveltos-service",
+        ],
+    );
+    let v1alpha1: Value = serde_json::from_str(&v1alpha1).unwrap();
+    assert_eq!(
+        v1alpha1["apiVersion"], "lib.projectsveltos.io/v1alpha1",
+        "{v1alpha1}"
+    );
+    assert!(
+        v1alpha1["spec"]["resourceSelectors"].is_array(),
+        "{v1alpha1}"
+    );
+
     // The example through the processes: the Service becomes a NetworkPolicy in cluster-1.
     apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
     eventually("the NetworkPolicy in cluster-1", || {
         let policies = items(dir, "cluster-1", &["get", "networkpolicies", "-A"]);
         (!policies.is_empty()).then_some(())
     });
+
+    // The manifests granted every request the controllers made.
+    for name in ["sveltos-events-manager", "sveltos-events-agent"] {
+        let log = std::fs::read_to_string(dir.join(format!("mgmt-{name}.log"))).unwrap();
+        assert!(!log.to_lowercase().contains("forbidden"), "{name}: {log}");
+    }
 
     // Uninstall withdraws the add-on before it removes the controllers.
     let out = plugin(dir, &["uninstall", "--timeout", "60s"]).ok().stdout;

@@ -19,6 +19,7 @@ pub mod selector;
 pub mod smp;
 pub mod store;
 pub mod tokens;
+pub mod webhook;
 
 pub use error::{Error, Result};
 pub use sandbox::{ClusterHandle, Sandbox, SandboxOptions};

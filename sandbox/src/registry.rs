@@ -46,6 +46,11 @@ pub struct ResourceInfo {
     pub printer_columns: Vec<Value>,
     /// The CRD converts between its versions with a webhook (strategy `Webhook`).
     pub conversion_webhook: bool,
+    /// The version objects are stored in, when another than this one and converted by the
+    /// webhook (writes in this version are converted to it, as kube-apiserver stores them).
+    pub storage_version: Option<String>,
+    /// Where that webhook is called (`conversion.webhook.clientConfig`).
+    pub webhook: Option<std::sync::Arc<crate::webhook::ClientConfig>>,
 }
 
 impl ResourceInfo {
@@ -469,6 +474,8 @@ impl Registry {
                 generation,
                 custom: false,
                 conversion_webhook: false,
+                storage_version: None,
+                webhook: None,
                 schema: None,
                 printer_columns: Vec::new(),
             });
@@ -546,6 +553,19 @@ impl Registry {
         let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
         let conversion_webhook =
             spec.pointer("/conversion/strategy").and_then(Value::as_str) == Some("Webhook");
+        let storage = spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            .and_then(|v| v.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let webhook = conversion_webhook
+            .then(|| crate::webhook::ClientConfig::of_crd(spec))
+            .flatten()
+            .map(std::sync::Arc::new);
         let gr = GroupResource {
             group: group.clone(),
             resource: plural.clone(),
@@ -573,6 +593,10 @@ impl Registry {
                 generation: true,
                 custom: true,
                 conversion_webhook,
+                storage_version: storage
+                    .clone()
+                    .filter(|s| conversion_webhook && s != version),
+                webhook: webhook.clone(),
                 schema: v
                     .get("schema")
                     .and_then(|s| s.get("openAPIV3Schema"))

@@ -9,6 +9,7 @@ use crate::meta::{self, finalizers, meta_str};
 use crate::patch::{self, Writer};
 use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status, crd_status_after};
 use crate::selector::{FieldSelector, LabelSelector};
+use crate::webhook::Endpoints;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
@@ -99,6 +100,8 @@ struct State {
     allocator: defaults::Allocator,
     /// resourceVersion of the last write to an RBAC object (when the policy must be re-read).
     rbac_rv: u64,
+    /// Where Services' pods are, for conversion webhooks (shared with [`Store`]).
+    endpoints: Arc<Endpoints>,
 }
 
 /// A check of the object a write is about to store (given the stored one on updates), run
@@ -208,6 +211,8 @@ pub struct Store {
     signing_key: SigningKey,
     /// The RBAC policy last read, reused until an RBAC object changes.
     policy: Mutex<Option<Arc<Policy>>>,
+    /// Where Services' pods are, read by conversions without the state lock.
+    endpoints: Arc<Endpoints>,
 }
 
 /// Converts a custom object to the given apiVersion, as a CRD's conversion webhook would.
@@ -288,6 +293,7 @@ impl Store {
     /// A new cluster with built-in resources and the four standard namespaces.
     pub fn new() -> Self {
         let (tx, _) = broadcast::channel(HISTORY);
+        let endpoints = Arc::new(Endpoints::default());
         let store = Store {
             state: Mutex::new(State {
                 rv: 0,
@@ -297,11 +303,13 @@ impl Store {
                 history_bytes: 0,
                 allocator: defaults::Allocator::default(),
                 rbac_rv: 0,
+                endpoints: endpoints.clone(),
             }),
             tx,
             converter: RwLock::new(None),
             signing_key: SigningKey::generate(),
             policy: Mutex::new(None),
+            endpoints,
         };
         if let Some(ns) = store.resolve("", "v1", "namespaces") {
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -355,13 +363,14 @@ impl Store {
         }
         if info.conversion_webhook {
             let converter = self.converter.read().ok().and_then(|c| c.clone());
-            let Some(converter) = converter else {
-                return Err(Error::Internal(format!(
-                    "conversion webhook for {} is not available",
-                    info.qualified()
-                )));
+            let converted = match (converter, &info.webhook) {
+                (Some(converter), _) => converter(obj, &av),
+                (None, Some(webhook)) => {
+                    crate::webhook::convert(webhook, &self.endpoints, obj, &av)
+                }
+                (None, None) => Err("the CRD names no webhook".into()),
             };
-            return converter(obj, &av).map_err(|e| {
+            return converted.map_err(|e| {
                 Error::Internal(format!(
                     "conversion webhook for {} failed: {e}",
                     info.qualified()
@@ -371,6 +380,19 @@ impl Store {
         let mut obj = obj.clone();
         obj["apiVersion"] = Value::String(av);
         Ok(obj)
+    }
+
+    /// `obj` (written in `info`'s version) in the version it is stored in: converted by the
+    /// webhook when `info` is not the storage version of a webhook-converted kind.
+    fn to_storage(&self, st: &State, info: &ResourceInfo, obj: Value) -> Result<Value> {
+        let Some(storage) = info
+            .storage_version
+            .as_deref()
+            .and_then(|v| st.registry.get(&info.group, v, &info.plural))
+        else {
+            return Ok(obj);
+        };
+        self.to_version(&storage, &obj)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -589,6 +611,7 @@ impl Store {
         if let Some(admit) = &opts.admit {
             (admit.0)(None, &obj)?;
         }
+        let obj = self.to_storage(&st, info, obj)?;
         if opts.dry_run {
             return Ok(obj);
         }
@@ -659,8 +682,12 @@ impl Store {
         if let Some(admit) = &opts.admit {
             (admit.0)(Some(&old), &new)?;
         }
-        if same_content(&old, &new) || opts.dry_run {
-            return Ok(if opts.dry_run { new } else { (*old).clone() });
+        if same_content(&old, &new) && !opts.dry_run {
+            return Ok((*old).clone());
+        }
+        let new = self.to_storage(&st, info, new)?;
+        if opts.dry_run {
+            return Ok(new);
         }
         if is_crd(info) {
             st.registry.apply_crd(&new);
@@ -1156,6 +1183,7 @@ fn emit(
             st.history_bytes -= old.line().len();
         }
     }
+    st.endpoints.observe(&ev);
     // No receiver is not an error: nobody is watching.
     let _ = tx.send(ev);
 }
