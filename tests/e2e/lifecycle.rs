@@ -7,6 +7,7 @@
 //! deploys the agent into the managed cluster and the example runs through that agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
+#[path = "../../kubectl-sveltos-events/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
