@@ -39,42 +39,16 @@ fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// A kubeconfig of `cluster` signed in as ServiceAccount `projectsveltos/name`, through a
-/// token Secret the cluster fills in.
+/// A kubeconfig of `cluster` signed in as ServiceAccount `projectsveltos/name`, with a
+/// token from the TokenRequest API (`kubectl create token`), as the kubelet mounts one.
 fn account_kubeconfig(dir: &Path, cluster: &str, name: &str) -> PathBuf {
-    let secret = format!(
-        "{{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/service-account-token\",\
-         \"metadata\":{{\"name\":\"{name}-token\",\"namespace\":\"projectsveltos\",\
-         \"annotations\":{{\"kubernetes.io/service-account.name\":\"{name}\"}}}}}}"
+    let token = kubectl(
+        dir,
+        cluster,
+        &["-n", "projectsveltos", "create", "token", name, "--duration=24h"],
     );
-    let path = dir.join(format!("{cluster}-{name}-secret.json"));
-    std::fs::write(&path, secret).unwrap();
-    kubectl(dir, cluster, &["apply", "-f", path.to_str().unwrap()]);
-    let token = eventually("the token", || {
-        let out = kubectl(
-            dir,
-            cluster,
-            &[
-                "-n",
-                "projectsveltos",
-                "get",
-                "secret",
-                &format!("{name}-token"),
-                "-o",
-                "jsonpath={.data.token}",
-            ],
-        );
-        (!out.is_empty()).then_some(out)
-    });
-    use base64::Engine;
-    let token = base64::engine::general_purpose::STANDARD
-        .decode(token)
-        .unwrap();
     let admin = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
-    let own = admin.replace(
-        "token: sandbox\n",
-        &format!("token: {}\n", String::from_utf8(token).unwrap()),
-    );
+    let own = admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim()));
     assert_ne!(own, admin);
     let path = dir.join(format!("{cluster}-{name}.kubeconfig"));
     std::fs::write(&path, own).unwrap();
