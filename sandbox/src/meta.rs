@@ -8,6 +8,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The strings of a JSON array (none when it is absent or not an array).
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// 64 random bits (SipHash with a random key over a process-wide counter).
 pub fn random_u64() -> u64 {
     let mut h = RandomState::new().build_hasher();

@@ -125,13 +125,7 @@ impl LabelSelector {
             .flatten()
         {
             let key = expr["key"].as_str()?.to_owned();
-            let values: Vec<String> = expr["values"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect();
+            let values = crate::meta::strings(&expr["values"]);
             reqs.push(match expr["operator"].as_str()? {
                 "In" => Req::In(key, values),
                 "NotIn" => Req::NotIn(key, values),

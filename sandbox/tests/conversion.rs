@@ -50,18 +50,26 @@ fn set_up_with(crd: Value) -> Store {
     store
 }
 
-#[test]
-fn webhook_crds_convert_through_the_converter_or_fail_without_one() {
-    let store = set_up("Webhook");
+/// Reading the stored widget at v2 fails saying `why`; returns v2 and the stored object.
+fn fails_to_convert(
+    store: &Store,
+    why: &str,
+) -> (
+    Arc<sveltos_events_sandbox::registry::ResourceInfo>,
+    Arc<Value>,
+) {
     let v2 = store.resolve("example.com", "v2", "widgets").unwrap();
     let stored = store.get(&v2, "default", "w").unwrap();
     let error = store.to_version(&v2, &stored).unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .contains("conversion webhook for widgets.example.com failed"),
-        "{error}"
-    );
+    assert!(error.to_string().contains(why), "{error}");
+    (v2, stored)
+}
+
+#[test]
+fn webhook_crds_convert_through_the_converter_or_fail_without_one() {
+    let store = set_up("Webhook");
+    let (v2, stored) =
+        fails_to_convert(&store, "conversion webhook for widgets.example.com failed");
 
     store.set_converter(Arc::new(convert));
     let converted = store.to_version(&v2, &stored).unwrap();
@@ -146,14 +154,9 @@ async fn webhook_crds_call_their_webhook_over_https_through_the_services_endpoin
             "service": {"namespace": "default", "name": "convert", "path": "/convert", "port": 443},
         }},
     })));
-    let v2 = store.resolve("example.com", "v2", "widgets").unwrap();
-    let stored = store.get(&v2, "default", "w").unwrap();
-    let error = store.to_version(&v2, &stored).unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .contains("no endpoints available for service \"default/convert\""),
-        "{error}"
+    let (v2, stored) = fails_to_convert(
+        &store,
+        "no endpoints available for service \"default/convert\"",
     );
     let endpoints = store.resolve("", "v1", "endpoints").unwrap();
     let address = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "convert"},

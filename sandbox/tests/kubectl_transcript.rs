@@ -29,6 +29,20 @@ async fn kubectl(dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, Strin
     (out.status.success(), text)
 }
 
+/// A sandbox of the management cluster alone, its kubeconfig in a fresh temporary `name` dir.
+async fn start(name: &str) -> (std::path::PathBuf, Sandbox) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sb = Sandbox::start(SandboxOptions {
+        dir: Some(dir.clone()),
+        managed_clusters: 0,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    (dir, sb)
+}
+
 const DEPLOY_V1: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:1'}, {name: c2, image: busybox}]\n";
 const DEPLOY_V2: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:2'}]\n";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, labels: {app: demo, team: a}}\ndata: {a: '1'}\n";
@@ -38,15 +52,7 @@ const WIDGET: &str = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_commands_work() {
-    let dir = std::env::temp_dir().join(format!("sbx-kubectl-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let sb = Sandbox::start(SandboxOptions {
-        dir: Some(dir.clone()),
-        managed_clusters: 0,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dir, sb) = start("sbx-kubectl").await;
     let cm9 = CM.replace("c1", "c9");
     let steps: Vec<(Vec<&str>, Option<&str>, bool, &str)> = vec![
         (vec!["version"], None, true, "Server Version: v1.32"),
@@ -368,15 +374,7 @@ async fn kubectl_commands_work() {
 /// answer in kube-apiserver's words, a refused bogus token, and escalation prevention.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_meets_rbac() {
-    let dir = std::env::temp_dir().join(format!("sbx-kubectl-rbac-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let sb = Sandbox::start(SandboxOptions {
-        dir: Some(dir.clone()),
-        managed_clusters: 0,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dir, sb) = start("sbx-kubectl-rbac").await;
     let setup: [&[&str]; 5] = [
         &["create", "ns", "team"],
         &["create", "sa", "limited", "-n", "team"],

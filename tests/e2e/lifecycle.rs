@@ -45,7 +45,14 @@ fn account_kubeconfig(dir: &Path, cluster: &str, name: &str) -> PathBuf {
     let token = kubectl(
         dir,
         cluster,
-        &["-n", "projectsveltos", "create", "token", name, "--duration=24h"],
+        &[
+            "-n",
+            "projectsveltos",
+            "create",
+            "token",
+            name,
+            "--duration=24h",
+        ],
     );
     let admin = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
     let own = admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim()));

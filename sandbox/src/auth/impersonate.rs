@@ -21,29 +21,6 @@ fn values<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn unescape(key: &str) -> String {
-    let bytes = key.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let decoded = (bytes[i] == b'%')
-            .then(|| key.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match decoded {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// Why impersonation was refused.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
@@ -68,7 +45,7 @@ pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Res
             && let Ok(value) = value.to_str()
         {
             extra
-                .entry(unescape(key).to_lowercase())
+                .entry(crate::http::percent_decode_with(key, false).to_lowercase())
                 .or_default()
                 .push(value.to_owned());
         }

@@ -7,7 +7,7 @@
 //! at the bindings naming the user or one of its groups.
 
 use super::{Attributes, RBAC_GROUP, User, service_account_user};
-use crate::meta::meta_str;
+use crate::meta::{meta_str, strings};
 use crate::store::Store;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -26,18 +26,6 @@ pub struct Rule {
     pub resource_names: Vec<String>,
     /// Non-resource URLs, a trailing `*` matching any suffix.
     pub non_resource_urls: Vec<String>,
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl Rule {

@@ -8,7 +8,7 @@ use crate::auth::jwt::{ISSUER, bound_claims};
 use crate::auth::rbac::{Rule, authorize};
 use crate::auth::{Attributes, User};
 use crate::error::{Error, Result};
-use crate::meta::{meta_str, rfc3339};
+use crate::meta::{meta_str, rfc3339, strings};
 use crate::store::Store;
 use axum::http::Method;
 use axum::response::Response;
@@ -88,14 +88,6 @@ fn without_empty(attributes: &Value) -> Value {
 /// The user a SubjectAccessReview asks about.
 fn subject_of(body: &Value) -> Result<User> {
     let spec = &body["spec"];
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
     let user = User {
         name: spec["user"].as_str().unwrap_or_default().to_owned(),
         uid: spec["uid"].as_str().unwrap_or_default().to_owned(),
@@ -270,13 +262,7 @@ fn token(store: &Store, req: &Req, namespace: &str, name: &str) -> Result<Respon
         .ok_or_else(|| Error::Internal("serviceaccounts are not served".into()))?;
     let account = store.get(&info, namespace, name)?;
     let uid = meta_str(&account, "uid");
-    let mut audiences: Vec<String> = body["spec"]["audiences"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
+    let mut audiences = strings(&body["spec"]["audiences"]);
     if audiences.is_empty() {
         audiences.push(ISSUER.into());
     }

@@ -62,6 +62,11 @@ impl Req {
 }
 
 fn percent_decode(s: &str) -> String {
+    percent_decode_with(s, true)
+}
+
+/// `%XX` escapes decoded (and `+` read as a space when `plus_is_space`, as in queries).
+pub(crate) fn percent_decode_with(s: &str, plus_is_space: bool) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -76,7 +81,7 @@ fn percent_decode(s: &str) -> String {
                 out.push(b);
                 i += 3;
             }
-            (b'+', None) => {
+            (b'+', None) if plus_is_space => {
                 out.push(b' ');
                 i += 1;
             }

@@ -121,13 +121,7 @@ fn data_count(object: &Value) -> usize {
 }
 
 fn external_ips(service: &Value) -> Value {
-    let mut ips: Vec<String> = service["spec"]["externalIPs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
+    let mut ips = crate::meta::strings(&service["spec"]["externalIPs"]);
     for ingress in service["status"]["loadBalancer"]["ingress"]
         .as_array()
         .into_iter()
