@@ -43,6 +43,21 @@ async fn start(name: &str) -> (std::path::PathBuf, Sandbox) {
     (dir, sb)
 }
 
+/// One kubectl call: its arguments, standard input, whether it succeeds, what it prints.
+type Step<'a> = (Vec<&'a str>, Option<&'a str>, bool, &'a str);
+
+/// Runs kubectl calls in order, each expected to succeed or fail and to print its text.
+async fn run_steps(dir: &Path, steps: Vec<Step<'_>>) {
+    for (args, stdin, ok, want) in steps {
+        let (success, out) = kubectl(dir, &args, stdin).await;
+        assert_eq!(success, ok, "kubectl {args:?}: {out}");
+        assert!(
+            out.contains(want),
+            "kubectl {args:?}: wanted {want:?} in {out}"
+        );
+    }
+}
+
 const DEPLOY_V1: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:1'}, {name: c2, image: busybox}]\n";
 const DEPLOY_V2: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c1, image: 'nginx:2'}]\n";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, labels: {app: demo, team: a}}\ndata: {a: '1'}\n";
@@ -54,7 +69,7 @@ const WIDGET: &str = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name:
 async fn kubectl_commands_work() {
     let (dir, sb) = start("sbx-kubectl").await;
     let cm9 = CM.replace("c1", "c9");
-    let steps: Vec<(Vec<&str>, Option<&str>, bool, &str)> = vec![
+    let steps: Vec<Step> = vec![
         (vec!["version"], None, true, "Server Version: v1.32"),
         (vec!["get", "ns"], None, true, "kube-system"),
         // Server-side printing (Table): the columns kubectl shows come from the server.
@@ -357,14 +372,7 @@ async fn kubectl_commands_work() {
             "kubectl create -f",
         ),
     ];
-    for (args, stdin, ok, want) in steps {
-        let (success, out) = kubectl(&dir, &args, stdin).await;
-        assert_eq!(success, ok, "kubectl {args:?}: {out}");
-        assert!(
-            out.contains(want),
-            "kubectl {args:?}: wanted {want:?} in {out}"
-        );
-    }
+    run_steps(&dir, steps).await;
     sb.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -521,14 +529,11 @@ async fn kubectl_meets_rbac() {
             "users \"someone\" is forbidden: User \"system:serviceaccount:team:limited\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
         ),
     ];
-    for (args, ok, want) in steps {
-        let (success, out) = kubectl(&dir, &args, None).await;
-        assert_eq!(success, ok, "kubectl {args:?}: {out}");
-        assert!(
-            out.contains(want),
-            "kubectl {args:?}: wanted {want:?} in {out}"
-        );
-    }
+    let steps = steps
+        .into_iter()
+        .map(|(args, ok, want)| (args, None, ok, want))
+        .collect();
+    run_steps(&dir, steps).await;
     sb.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
