@@ -246,6 +246,22 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
         v1alpha1["spec"]["resourceSelectors"].is_array(),
         "{v1alpha1}"
     );
+    // So does a v1alpha1 EventTrigger: its selector strings become label selectors.
+    let seed = common::example("seeds", "002-19-service-policy-eventtrigger.yaml");
+    kubectl(dir, "mgmt", &["apply", "-f", &seed]);
+    let trigger: Value = serde_json::from_str(&kubectl(
+        dir,
+        "mgmt",
+        &[
+            "get",
+            "--raw",
+            "/apis/lib.projectsveltos.io/v1beta1/eventtriggers/service-policy",
+        ],
+    ))
+    .unwrap();
+    let selector = &trigger["spec"]["sourceClusterSelector"]["matchLabels"]["env"];
+    assert_eq!(selector, "production", "{trigger}");
+    kubectl(dir, "mgmt", &["delete", "-f", &seed]);
 
     // The example through the processes: the Service becomes a NetworkPolicy in cluster-1.
     apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
