@@ -410,3 +410,49 @@ fn hostile_ground_is_refused_before_anything_changes() {
         refused.stderr
     );
 }
+
+/// A user who may only read (`view` everywhere) is refused before anything changes, each
+/// missing right named, as the sandbox's RBAC answers the rights questions a real cluster
+/// would.
+#[test]
+fn a_reader_is_refused_before_anything_changes() {
+    let sandbox = common::start_bare(0);
+    let dir = &sandbox.dir;
+    kubectl(
+        dir,
+        "mgmt",
+        &["-n", "default", "create", "serviceaccount", "reader"],
+    );
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "create",
+            "clusterrolebinding",
+            "reader",
+            "--clusterrole=view",
+            "--serviceaccount=default:reader",
+        ],
+    );
+    let token = kubectl(dir, "mgmt", &["-n", "default", "create", "token", "reader"]);
+    let admin = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
+    let reader = dir.join("reader.kubeconfig");
+    std::fs::write(
+        &reader,
+        admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim())),
+    )
+    .unwrap();
+    let kubeconfig = format!("--kubeconfig={}", reader.display());
+
+    let pre = plugin(dir, &["check", "--pre", &kubeconfig]);
+    assert_eq!(pre.code, 1, "{}{}", pre.stdout, pre.stderr);
+    let refused = plugin(dir, &["install", "--wait=false", &kubeconfig])
+        .fails_saying("get/create/patch customresourcedefinitions.apiextensions.k8s.io;");
+    assert!(
+        refused.stderr.contains("clusterroles"),
+        "{}",
+        refused.stderr
+    );
+    let crds = kubectl(dir, "mgmt", &["get", "crd", "-o", "name"]);
+    assert!(crds.trim().is_empty(), "changed something: {crds}");
+}
