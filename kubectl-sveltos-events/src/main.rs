@@ -5,11 +5,35 @@ use kubectl_sveltos_events::{chain, check, install, register, sandbox, tui, unin
 
 /// Event-driven add-ons for Kubernetes, the Sveltos way.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl-sveltos_events", version, about)]
+#[command(
+    name = "kubectl-sveltos_events",
+    bin_name = "kubectl sveltos-events",
+    version,
+    about
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
+
+/// What `kubectl sveltos-events` alone prints: what to run first.
+const GUIDE: &str = "\
+sveltos-events: deploy add-ons to Kubernetes clusters when events happen in them.
+
+Start here:
+  kubectl sveltos-events sandbox --dir /tmp/sbx --demo   try it all locally, in one process
+  kubectl sveltos-events check --pre                     can this cluster and user install it?
+  kubectl sveltos-events install                         the controllers, on the current context
+  kubectl sveltos-events register cluster -n NS --name NAME --cluster-kubeconfig FILE --service-account
+  kubectl sveltos-events check                           everything running and connected?
+
+Then:
+  kubectl sveltos-events tui                             events, reports, profiles and add-ons, live
+  kubectl sveltos-events explain KIND/NAME -n NS --cluster NS/CLUSTER   why is this deployed?
+  kubectl sveltos-events trace KIND/NAME -n NS --cluster NS/CLUSTER     what did this cause?
+
+Every command: kubectl sveltos-events help, or COMMAND --help (each shows an example).
+";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -76,8 +100,11 @@ async fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
-    match cli.command {
+    let Some(command) = Cli::parse().command else {
+        print!("{GUIDE}");
+        return Ok(());
+    };
+    match command {
         Command::Sandbox(args) => sandbox::run(args).await,
         Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
         Command::Check(args) => exit_with(check::run(args, &mut std::io::stdout()).await),

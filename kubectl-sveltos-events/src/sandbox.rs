@@ -5,6 +5,10 @@ use std::path::PathBuf;
 
 /// Flags of `sandbox`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    kubectl sveltos-events sandbox --dir /tmp/sbx --demo      # everything, and the NetworkPolicy scenario\n  \
+    kubectl sveltos-events sandbox --dir /tmp/sbx --no-controllers   # API servers only, for `install`\n\n\
+    Then: export KUBECONFIG=/tmp/sbx/mgmt.kubeconfig (or cluster-1.kubeconfig ...).")]
 pub struct Args {
     /// Directory receiving `<cluster>.kubeconfig` files and `READY`.
     #[arg(long)]

@@ -11,6 +11,9 @@ use crate::manifests;
 
 /// Flags of `version`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    kubectl sveltos-events version                 # the plugin and the controllers it finds\n  \
+    kubectl sveltos-events version --client        # the plugin alone, no cluster contacted")]
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
