@@ -116,6 +116,9 @@ fn bound(store: &Store, claims: &Value) -> Option<User> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::jwt::{ISSUER, bound_claims};
+    use crate::store::WriteOptions;
+    use serde_json::json;
 
     #[test]
     fn reads_bearer_headers() {
@@ -139,5 +142,29 @@ mod tests {
         let foreign = crate::auth::jwt::SigningKey::generate()
             .sign(&crate::auth::jwt::legacy_claims("default", "a", "u", "s"));
         assert!(authenticate(&store, &format!("Bearer {foreign}")).is_err());
+    }
+
+    #[test]
+    fn a_bound_token_works_until_it_expires_and_only_for_the_api_audience() {
+        let store = Store::new();
+        let accounts = store.resolve("", "v1", "serviceaccounts").unwrap();
+        let account = json!({"metadata": {"name": "sa"}});
+        let account = store
+            .create(&accounts, "default", account, &WriteOptions::default())
+            .unwrap();
+        let uid = account["metadata"]["uid"].as_str().unwrap();
+        let token = |audience: &str, issued: u64| {
+            let claims = bound_claims("default", "sa", uid, &[audience.into()], issued, 600);
+            format!("Bearer {}", store.signing_key().sign(&claims))
+        };
+        let user = authenticate(&store, &token(ISSUER, now())).unwrap();
+        assert_eq!(user.name, "system:serviceaccount:default:sa");
+        assert_eq!(user.uid, uid);
+        let expired = authenticate(&store, &token(ISSUER, now() - 3600)).unwrap_err();
+        assert_eq!(
+            (expired.code(), expired.to_string()),
+            (401, "Unauthorized".into())
+        );
+        assert!(authenticate(&store, &token("vault", now())).is_err());
     }
 }

@@ -138,3 +138,64 @@ pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Res
         extra,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (key, value) in pairs {
+            map.append(*key, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn an_admin_becomes_the_user_groups_uid_and_extras_it_names() {
+        let policy = Policy::default();
+        let asked = headers(&[
+            ("impersonate-user", "bob"),
+            ("impersonate-group", "team"),
+            ("impersonate-uid", "u-1"),
+            ("impersonate-extra-scopes", "view"),
+        ]);
+        let user = impersonate(&policy, User::admin(), &asked).unwrap();
+        assert_eq!(user.name, "bob");
+        assert_eq!(user.uid, "u-1");
+        assert_eq!(user.groups, ["team", AUTHENTICATED]);
+        assert_eq!(user.extra["scopes"], ["view"]);
+        let account = headers(&[("impersonate-user", "system:serviceaccount:ns:sa")]);
+        let user = impersonate(&policy, User::admin(), &account).unwrap();
+        assert_eq!(
+            user.groups,
+            [
+                "system:serviceaccounts",
+                "system:serviceaccounts:ns",
+                AUTHENTICATED
+            ]
+        );
+    }
+
+    #[test]
+    fn others_may_not_and_groups_alone_are_refused() {
+        let policy = Policy::default();
+        let asked = headers(&[("impersonate-user", "bob"), ("impersonate-uid", "u-1")]);
+        let refused = impersonate(&policy, User::service_account("ns", "sa", ""), &asked);
+        let Err(Refusal::Forbidden(status)) = refused else {
+            panic!("not refused: {refused:?}");
+        };
+        assert!(
+            status["message"]
+                .as_str()
+                .unwrap()
+                .contains("cannot impersonate resource \"users\"")
+        );
+        let groups_only = headers(&[("impersonate-group", "system:masters")]);
+        let refused = impersonate(&policy, User::admin(), &groups_only);
+        assert!(
+            matches!(refused, Err(Refusal::Internal(m)) if m.contains("{Group  system:masters    }"))
+        );
+    }
+}
