@@ -12,7 +12,8 @@
 #   --base-url  where the archives will be downloaded from (default: the GitHub release of
 #               this version).
 #
-# Each archive holds the plugin binary, LICENSE and README.md; tar archives are
+# Each archive holds the plugin binary, LICENSE and README.md, and on Linux and macOS
+# kubectl_complete-sveltos_events (kubectl's completion hook); tar archives are
 # reproducible (sorted, no owners, no times). The manifest gets one platform per archive of
 # this version found in OUT, with its sha256. Exit 0 on success, 1 when a step fails, 2 on
 # bad usage.
@@ -74,8 +75,9 @@ for target in "${targets[@]}"; do
   if [[ "$ext" == zip ]]; then
     (cd "$stage" && TZ=UTC zip -q -X -D "$out/$name" "$exe" LICENSE README.md)
   else
+    cp "$here/kubectl_complete-sveltos_events" "$stage/"
     tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
-      -cf - "$exe" LICENSE README.md | gzip -n -9 >"$out/$name"
+      -cf - "$exe" kubectl_complete-sveltos_events LICENSE README.md | gzip -n -9 >"$out/$name"
   fi
   rm -rf "$stage"
   echo "wrote $out/$name"
@@ -89,8 +91,14 @@ for archive in "$out"/kubectl-sveltos_events-v"$version"-*; do
   rest=${file#kubectl-sveltos_events-v"$version"-}
   os=${rest%%-*}
   arch=${rest#*-}; arch=${arch%%.*}
-  bin=kubectl-sveltos_events
-  [[ "$os" == windows ]] && bin+=.exe
+  bin=kubectl-sveltos_events completer=""
+  if [[ "$os" == windows ]]; then
+    bin+=.exe
+  else
+    completer="    - from: kubectl_complete-sveltos_events
+      to: .
+"
+  fi
   sha=$(sha256sum "$archive" | cut -d' ' -f1)
   platforms+="  - selector:
       matchLabels:
@@ -102,7 +110,7 @@ for archive in "$out"/kubectl-sveltos_events-v"$version"-*; do
     files:
     - from: $bin
       to: .
-    - from: LICENSE
+$completer    - from: LICENSE
       to: .
 "
 done

@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod chain;
 pub mod check;
+pub mod complete;
 pub mod connect;
 pub mod demo;
 pub mod install;

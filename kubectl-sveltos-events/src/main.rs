@@ -1,7 +1,9 @@
 //! `kubectl-sveltos_events`: the sveltos-events kubectl plugin.
 
-use clap::{Parser, Subcommand};
-use kubectl_sveltos_events::{chain, check, install, register, sandbox, tui, uninstall, version};
+use clap::{CommandFactory, Parser, Subcommand};
+use kubectl_sveltos_events::{
+    chain, check, complete, install, register, sandbox, tui, uninstall, version,
+};
 
 /// Event-driven add-ons for Kubernetes, the Sveltos way.
 #[derive(Debug, Parser)]
@@ -74,6 +76,9 @@ enum Command {
     Deregister(register::Deregister),
     /// Print the plugin's version and the versions of the controllers in the cluster.
     Version(version::Args),
+    /// Print a shell completion script for the binary (kubectl itself completes `kubectl
+    /// sveltos-events` through `kubectl_complete-sveltos_events`).
+    Completion(complete::Args),
     /// Evaluate an EventSource (selectors and Lua) over resource files, offline.
     ///
     /// Example: `kubectl sveltos-events eval -f eventsource.yaml services.yaml`.
@@ -100,6 +105,15 @@ async fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("__complete") {
+        let (candidates, directive) = complete::candidates(&Cli::command(), &args[2..]).await;
+        return Ok(complete::print(
+            &candidates,
+            directive,
+            &mut std::io::stdout(),
+        )?);
+    }
     let Some(command) = Cli::parse().command else {
         print!("{GUIDE}");
         return Ok(());
@@ -136,6 +150,10 @@ async fn main() -> anyhow::Result<()> {
             exit_on_error(register::deregister(args, &mut std::io::stdout()).await)
         }
         Command::Version(args) => exit_on_error(version::run(args, &mut std::io::stdout()).await),
+        Command::Completion(args) => {
+            complete::script(&mut Cli::command(), args.shell, &mut std::io::stdout());
+            Ok(())
+        }
         Command::Eval(args) => {
             let code = agent::cli::run(&args, &mut std::io::stdout().lock());
             std::process::exit(i32::from(code));

@@ -140,7 +140,12 @@ fn the_release_archive_and_manifest_install_as_krew_installs_them() {
     let listing = run(Command::new("tar").arg("tzf").arg(&archive));
     let entries: Vec<&str> = listing.lines().collect();
     let bin = linux["bin"].as_str().unwrap();
-    for wanted in [bin, "LICENSE", "README.md"] {
+    for wanted in [
+        bin,
+        "kubectl_complete-sveltos_events",
+        "LICENSE",
+        "README.md",
+    ] {
         assert!(entries.contains(&wanted), "{wanted} not in {entries:?}");
     }
 
