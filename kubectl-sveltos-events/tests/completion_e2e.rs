@@ -3,7 +3,7 @@
 //! with subcommands, flags, a flag's fixed values and names read from the cluster.
 #![allow(clippy::unwrap_used)] // test code
 
-mod common;
+use e2e as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! ServiceAccount made in the managed cluster.
 #![allow(clippy::unwrap_used)] // test code
 
-mod common;
+use e2e as common;
 
 use common::{kubectl, plugin};
 use std::io::Write;

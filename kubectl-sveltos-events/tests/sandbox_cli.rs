@@ -1,7 +1,7 @@
 //! `kubectl-sveltos_events sandbox`: kubeconfigs, READY, and exit 0 on SIGTERM.
 #![allow(clippy::unwrap_used)] // test code
 
-mod common;
+use e2e as common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! CRDs it says to install instead of failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use e2e as common;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! (federationid=cluster-b). The kubeconfig is checked by parsing it with kubectl.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! of namespace eng in cluster-1 is routed by one Ingress, re-rendered as Services come and go.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use common::{apply_example, eventually, items, kubectl, profiles_of, start};
 use serde_json::Value;

@@ -7,8 +7,7 @@
 //! deploys the agent into the managed cluster and the example runs through that agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-#[path = "../../kubectl-sveltos-events/tests/common/mod.rs"]
-mod common;
+use sveltos_events_e2e as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,19 +23,6 @@ impl Drop for Process {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// Where cargo put the workspace's binaries (next to the test's `deps` folder).
-fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join(name);
-    assert!(
-        path.exists(),
-        "{} is not built: `cargo build -p sveltos-events-controller -p sveltos-events-agent` \
-         (the workspace's test run builds it)",
-        path.display()
-    );
-    path
 }
 
 /// A kubeconfig of `cluster` signed in as ServiceAccount `projectsveltos/name`, with a
@@ -83,7 +69,7 @@ fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
     let pod = &deployment["spec"]["template"]["spec"];
     let container = &pod["containers"][0];
     let command = container["command"][0].as_str().unwrap();
-    let mut process = Command::new(binary(command.trim_start_matches('/')));
+    let mut process = Command::new(common::binary(command.trim_start_matches('/')));
     for arg in container["args"].as_array().unwrap() {
         let arg = arg.as_str().unwrap();
         process.arg(match arg.split_once("=0.0.0.0:") {

@@ -3,7 +3,7 @@
 //! Endpoints in cluster-1 (dep=eng), and nothing in cluster-2.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use common::{apply_example, eventually, items, kubectl, start};
 

@@ -5,7 +5,7 @@
 //! `show addons` lists what was deployed, `show usage` where a template reaches.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use common::{apply_example, eventually, items, kubectl, plugin, start};
 use serde_json::Value;

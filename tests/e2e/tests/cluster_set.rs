@@ -3,7 +3,7 @@
 //! selected cluster's connection goes down, the selection and the add-ons move to the other.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use common::{apply_example, eventually, example, items, kubectl, start};
 

@@ -4,7 +4,7 @@
 //! the ClusterSummary and deploys once the CRD is there.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use common::{apply_example, eventually, items, kubectl, start};
 

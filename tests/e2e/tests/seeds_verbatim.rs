@@ -5,16 +5,12 @@
 //! the Service of the document produce the NetworkPolicy the document shows.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-mod common;
+use sveltos_events_e2e as common;
 
 use common::{eventually, items, kubectl, start};
 
 fn seed(file: &str) -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/seeds")
-        .join(file)
-        .display()
-        .to_string()
+    common::example("seeds", file)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Helpers of the end-to-end tests: the sandbox binary with its controllers, kubectl against
-//! its clusters, and waiting for a condition.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test uses a subset
+//! its clusters, the plugin and the controllers as processes, and waiting for a condition.
+//! Shared by the suites here and the plugin's own end-to-end tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failure is a test failure
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -8,7 +9,31 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// How long a helper waits for a condition before the test fails.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A binary of the workspace as cargo built it for this test run (next to the test
+/// executable's `deps` folder), e.g. `kubectl-sveltos_events` or `sveltos-events-manager`.
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().parent().unwrap().join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: the workspace's test run (`cargo nextest run --workspace`) builds it",
+        path.display()
+    );
+    path
+}
+
+/// The plugin binary.
+pub fn plugin_binary() -> PathBuf {
+    binary("kubectl-sveltos_events")
+}
 
 /// The sandbox process; killed when dropped.
 pub struct Sandbox {
@@ -25,6 +50,7 @@ impl Drop for Sandbox {
     }
 }
 
+/// The sandbox with `clusters` managed clusters, the agent and the manager, all registered.
 pub fn start(clusters: usize) -> Sandbox {
     start_with(clusters, &[])
 }
@@ -41,7 +67,7 @@ fn start_with(clusters: usize, flags: &[&str]) -> Sandbox {
         flags.concat()
     ));
     let _ = std::fs::remove_dir_all(&dir);
-    let child = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
+    let child = Command::new(plugin_binary())
         .args(["sandbox", "--dir"])
         .arg(&dir)
         .args(["--clusters", &clusters.to_string()])
@@ -59,6 +85,7 @@ fn start_with(clusters: usize, flags: &[&str]) -> Sandbox {
     sandbox
 }
 
+/// `kubectl` against the sandbox's `cluster`, which must succeed; its standard output.
 pub fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
     let out = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -74,6 +101,7 @@ pub fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The items of a `kubectl get ... -o json` in `cluster`.
 pub fn items(dir: &Path, cluster: &str, args: &[&str]) -> Vec<Value> {
     let mut all = args.to_vec();
     all.extend(["-o", "json"]);
@@ -81,6 +109,7 @@ pub fn items(dir: &Path, cluster: &str, args: &[&str]) -> Vec<Value> {
     list["items"].as_array().cloned().unwrap_or_default()
 }
 
+/// `f`'s first answer, asked every 100 ms until [`TIMEOUT`].
 pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
     loop {
@@ -92,9 +121,10 @@ pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// The path of a file (or, with `""`, the folder) of an example scenario.
 pub fn example(scenario: &str, path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples")
+    repo_root()
+        .join("examples")
         .join(scenario)
         .join(path)
         .display()
@@ -114,8 +144,11 @@ pub fn profiles_of(dir: &Path, trigger: &str) -> Vec<Value> {
 
 /// What a run of the plugin printed, and its exit code.
 pub struct Run {
+    /// Exit code (-1 when killed by a signal).
     pub code: i32,
+    /// Standard output.
     pub stdout: String,
+    /// Standard error.
     pub stderr: String,
 }
 
@@ -137,7 +170,7 @@ impl Run {
 
 /// Runs the plugin with `args`, `$KUBECONFIG` pointing at the sandbox's `mgmt` cluster.
 pub fn plugin(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-sveltos_events"))
+    let out = Command::new(plugin_binary())
         .args(args)
         .env("KUBECONFIG", dir.join("mgmt.kubeconfig"))
         .output()
