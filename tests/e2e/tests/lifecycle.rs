@@ -249,6 +249,26 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     assert_eq!(selector, "production", "{trigger}");
     kubectl(dir, "mgmt", &["delete", "-f", &seed]);
 
+    // The example's trigger in its oldest form, seed 004's v1alpha1 EventBasedAddOn (a kind
+    // upstream dropped, with a string selector): the manager writes the EventTrigger it owns.
+    kubectl(
+        dir,
+        "mgmt",
+        &["delete", "eventtrigger", "service-network-policy"],
+    );
+    let seed = common::example(
+        "seeds",
+        "004-29-networkpolicy-eventbasedaddon-source-selector.yaml",
+    );
+    kubectl(dir, "mgmt", &["apply", "-f", &seed]);
+    let trigger = eventually("the EventTrigger of the EventBasedAddOn", || {
+        items(dir, "mgmt", &["get", "eventtriggers"])
+            .into_iter()
+            .find(|t| t["metadata"]["ownerReferences"][0]["kind"] == "EventBasedAddOn")
+    });
+    let selector = &trigger["spec"]["sourceClusterSelector"]["matchLabels"]["env"];
+    assert_eq!(selector, "fv", "{trigger}");
+
     // The example through the processes: the Service becomes a NetworkPolicy in cluster-1.
     apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
     eventually("the NetworkPolicy in cluster-1", || {
