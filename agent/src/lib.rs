@@ -15,6 +15,7 @@ pub mod runtime;
 pub mod select;
 pub mod spoke;
 pub mod verdict;
+pub mod words;
 
 pub use error::{Error, Result};
 pub use evaluate::{Evaluation, Outcome, evaluate_event_source};

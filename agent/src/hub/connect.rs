@@ -97,7 +97,7 @@ pub enum ConnectError {
         reason: String,
     },
     /// The cluster did not answer.
-    #[error("the cluster does not answer: {0}")]
+    #[error("the cluster does not answer: {}", crate::words::words(.0))]
     Unreachable(kube::Error),
 }
 

@@ -28,6 +28,7 @@ use crate::engine::{GoTemplates, render_addon};
 use crate::event_data::cluster_only_data;
 use crate::instantiate::Lookup;
 use crate::render::{render_field, template_name};
+use agent::words::words;
 
 /// Field manager of deployed objects, as Sveltos' addon-controller.
 pub const FIELD_MANAGER: &str = "application/apply-patch";
@@ -136,8 +137,9 @@ fn target_of(reference: &PolicyRef, cluster: &Cluster) -> Target {
     }
 }
 
-/// The summary annotation value of a cluster: `<type>-<namespace>-<name>`.
-pub fn summary_annotation(cluster: &Cluster) -> String {
+/// The summary annotation Sveltos writes for a cluster, `<type>-<namespace>-<name>`: not a
+/// ClusterSummary's name; recognised on objects deployed before, never written.
+fn legacy_summary_annotation(cluster: &Cluster) -> String {
     let reference = &cluster.reference;
     format!(
         "{}-{}-{}",
@@ -197,7 +199,7 @@ impl Deployer<'_> {
                 namespace
             };
             let api = served.api(mgmt, &namespace);
-            match api.get_opt(&object_name).await.map_err(|e| e.to_string())? {
+            match api.get_opt(&object_name).await.map_err(|e| words(&e))? {
                 Some(object) => {
                     let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
                     resources.insert(reference.identifier.clone(), value);
@@ -354,7 +356,7 @@ impl Deployer<'_> {
             };
         }
         let api = served.api(client, &namespace);
-        let failed = |e: kube::Error| format!("{described}: {e}");
+        let failed = |e: kube::Error| format!("{described}: {}", words(&e));
         let existing = if namespace_exists {
             match api.get_opt(&name).await.map_err(failed)? {
                 Some(existing) => Some(serde_json::to_value(existing).map_err(|e| e.to_string())?),
@@ -431,7 +433,8 @@ impl Deployer<'_> {
         let owner = Owner {
             profile: profile.to_owned(),
             tier: spec.tier,
-            summary: summary_annotation(cluster),
+            summary: super::summary_name(profile, cluster),
+            legacy_summary: legacy_summary_annotation(cluster),
             deployment_type: "Remote".to_owned(),
             extra_labels: spec.extra_labels.clone(),
             extra_annotations: spec.extra_annotations.clone(),
@@ -567,7 +570,7 @@ impl Deployer<'_> {
         for (key, object) in candidates {
             let (target, kind, namespace, name) = &key;
             let value = serde_json::to_value(&object).map_err(|e| e.to_string())?;
-            if keep.contains(&key) || !deployed_by(&value, &owner.profile, &owner.summary) {
+            if keep.contains(&key) || !deployed_by(&value, owner) {
                 continue;
             }
             let Some(gvk) = parse_gvk(kind) else { continue };
@@ -593,7 +596,9 @@ impl Deployer<'_> {
             match result {
                 Ok(()) => removed.push(key),
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(error) => return Err(format!("removing {} {name}: {error}", gvk.kind)),
+                Err(error) => {
+                    return Err(format!("removing {} {name}: {}", gvk.kind, words(&error)));
+                }
             }
         }
         Ok(removed)
@@ -614,7 +619,7 @@ impl Deployer<'_> {
             if let Some(object) = api
                 .get_opt(name)
                 .await
-                .map_err(|e| format!("reading {} {name}: {e}", gvk.kind))?
+                .map_err(|e| format!("reading {} {name}: {}", gvk.kind, words(&e)))?
             {
                 found.push((key.clone(), object));
             }
@@ -641,7 +646,7 @@ impl Deployer<'_> {
                 let listed = all
                     .list(&ListParams::default())
                     .await
-                    .map_err(|e| format!("listing {}: {e}", gvk.kind))?;
+                    .map_err(|e| format!("listing {}: {}", gvk.kind, words(&e)))?;
                 for object in listed {
                     let key = (
                         target.clone(),
@@ -669,7 +674,8 @@ impl Deployer<'_> {
         let owner = Owner {
             profile: profile.to_owned(),
             tier: spec.tier,
-            summary: summary_annotation(cluster),
+            summary: super::summary_name(profile, cluster),
+            legacy_summary: legacy_summary_annotation(cluster),
             deployment_type: String::new(),
             extra_labels: BTreeMap::new(),
             extra_annotations: BTreeMap::new(),
@@ -712,7 +718,7 @@ async fn ensure_namespace(client: &Client, name: &str, dry_run: bool) -> Result<
     if namespaces
         .get_opt(name)
         .await
-        .map_err(|e| format!("namespace {name}: {e}"))?
+        .map_err(|e| format!("namespace {name}: {}", words(&e)))?
         .is_some()
     {
         return Ok(true);
@@ -730,7 +736,7 @@ async fn ensure_namespace(client: &Client, name: &str, dry_run: bool) -> Result<
     match namespaces.create(&PostParams::default(), &namespace).await {
         Ok(_) => Ok(true),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(true),
-        Err(error) => Err(format!("creating namespace {name}: {error}")),
+        Err(error) => Err(format!("creating namespace {name}: {}", words(&error))),
     }
 }
 

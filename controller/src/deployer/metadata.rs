@@ -22,8 +22,11 @@ pub struct Owner {
     pub profile: String,
     /// The profile's tier.
     pub tier: i32,
-    /// `<type>-<clusterNamespace>-<clusterName>`.
+    /// The ClusterSummary's name, written in the clustersummary annotation.
     pub summary: String,
+    /// `<type>-<clusterNamespace>-<clusterName>`: what Sveltos and earlier releases wrote there,
+    /// still recognised as ours.
+    pub legacy_summary: String,
     /// `Local` or `Remote`.
     pub deployment_type: String,
     /// Extra labels of the profile.
@@ -124,11 +127,12 @@ fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
     object.pointer("/metadata/annotations")?.get(key)?.as_str()
 }
 
-/// Whether `object` was deployed by `profile` for the cluster of `summary`.
-pub fn deployed_by(object: &Value, profile: &str, summary: &str) -> bool {
+/// Whether `object` was deployed by `owner` (its profile, for its ClusterSummary's cluster).
+pub fn deployed_by(object: &Value, owner: &Owner) -> bool {
+    let summary = annotation(object, CLUSTER_SUMMARY_ANNOTATION);
     annotation(object, OWNER_KIND_ANNOTATION) == Some("ClusterProfile")
-        && annotation(object, OWNER_NAME_ANNOTATION) == Some(profile)
-        && annotation(object, CLUSTER_SUMMARY_ANNOTATION) == Some(summary)
+        && annotation(object, OWNER_NAME_ANNOTATION) == Some(owner.profile.as_str())
+        && (summary == Some(owner.summary.as_str()) || summary == Some(&owner.legacy_summary))
 }
 
 /// Why `owner` may not take `existing` over (another profile owns it at a tier at least as
@@ -189,7 +193,8 @@ mod tests {
         Owner {
             profile: profile.into(),
             tier,
-            summary: "sveltos-default-c1".into(),
+            summary: format!("{profile}-sveltos-c1"),
+            legacy_summary: "sveltos-default-c1".into(),
             deployment_type: "Remote".into(),
             extra_labels: BTreeMap::from([("team".into(), "a".into())]),
             extra_annotations: BTreeMap::new(),
@@ -217,8 +222,20 @@ mod tests {
         let annotations = &object["metadata"]["annotations"];
         assert_eq!(annotations["projectsveltos.io/reference-name"], "sveltos-x");
         assert_eq!(annotations["projectsveltos.io/owner-name"], "p");
-        assert!(deployed_by(&object, "p", "sveltos-default-c1"));
-        assert!(!deployed_by(&object, "q", "sveltos-default-c1"));
+        // The annotation names the real ClusterSummary; the older form still counts as ours.
+        assert_eq!(
+            annotations["projectsveltos.io/clustersummary"],
+            "p-sveltos-c1"
+        );
+        assert!(deployed_by(&object, &owner("p", 100)));
+        assert!(!deployed_by(&object, &owner("q", 100)));
+        let mut legacy = object.clone();
+        legacy["metadata"]["annotations"]["projectsveltos.io/clustersummary"] =
+            "sveltos-default-c1".into();
+        assert!(deployed_by(&legacy, &owner("p", 100)));
+        legacy["metadata"]["annotations"]["projectsveltos.io/clustersummary"] =
+            "sveltos-default-c2".into();
+        assert!(!deployed_by(&legacy, &owner("p", 100)));
         // Key order does not change the hash; the hash annotation itself is excluded.
         let reordered = json!({"data": {"a": "1", "b": "2"}, "kind": "ConfigMap", "apiVersion": "v1", "metadata": object["metadata"].clone()});
         assert_eq!(hash(&object), hash(&reordered));
