@@ -82,6 +82,45 @@ fn version_key(object: &Value) -> Option<(String, String)> {
     Some((uid.to_owned(), version.to_owned()))
 }
 
+/// Checks what can be checked of `source` without objects: every script compiles (its top
+/// level runs, bounded) and defines `evaluate()`, and no selector uses CEL. The error is the
+/// one evaluating it in a cluster would meet first.
+pub fn validate(runtime: &LuaRuntime, source: &EventSource) -> Result<()> {
+    let check = |place: String, text: &str| -> Result<()> {
+        let script = runtime
+            .compile(&place, text)
+            .map_err(|m| error(source, place.clone(), m))?;
+        if !script.defines("evaluate") {
+            let message = "the script defines no global function evaluate()".to_owned();
+            return Err(error(source, place, message));
+        }
+        Ok(())
+    };
+    for (s, selector) in source.spec.resource_selectors.iter().enumerate() {
+        if !selector.evaluate_cel.is_empty() {
+            let place = format!("resourceSelectors[{s}].evaluateCEL");
+            return Err(error(
+                source,
+                place,
+                "CEL rules are not supported yet".into(),
+            ));
+        }
+        if !selector.evaluate.trim().is_empty() {
+            check(
+                format!("resourceSelectors[{s}].evaluate"),
+                &selector.evaluate,
+            )?;
+        }
+    }
+    if !source.spec.aggregated_selection.trim().is_empty() {
+        check(
+            "aggregatedSelection".to_owned(),
+            &source.spec.aggregated_selection,
+        )?;
+    }
+    Ok(())
+}
+
 /// Evaluates `source` over `objects` with Sveltos' semantics (see README.md).
 pub fn evaluate_event_source<V: Borrow<Value>>(
     runtime: &LuaRuntime,

@@ -43,6 +43,16 @@ pub struct Script {
     snapshot: Table,
 }
 
+impl Script {
+    /// Whether the script defines a global function `name`.
+    pub fn defines(&self, name: &str) -> bool {
+        matches!(
+            self.env.raw_get::<LuaValue>(name),
+            Ok(LuaValue::Function(_))
+        )
+    }
+}
+
 /// A sandboxed Lua 5.4 state that behaves like Sveltos' Lua 5.1 where scripts can tell.
 pub struct LuaRuntime {
     lua: Lua,

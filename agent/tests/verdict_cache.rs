@@ -1,10 +1,10 @@
 //! Verdicts are reused for unchanged objects (same uid and resourceVersion) and recomputed
-//! for changed ones.
+//! for changed ones; what can be checked without objects is checked before any cluster runs it.
 #![allow(clippy::unwrap_used)] // test set-up
 
 use api::v1beta1::EventSource;
 use serde_json::{Value, json};
-use sveltos_events_agent::evaluate::{VerdictCache, evaluate_event_source_cached};
+use sveltos_events_agent::evaluate::{VerdictCache, evaluate_event_source_cached, validate};
 use sveltos_events_agent::{Limits, LuaRuntime};
 
 fn source() -> EventSource {
@@ -52,4 +52,26 @@ fn unchanged_objects_keep_their_verdict_and_changed_ones_are_evaluated_again() {
     let third = evaluate_event_source_cached(&runtime, &source(), &changed, &mut cache).unwrap();
     assert!(third.matching.is_empty());
     assert_eq!(cache.len(), 1);
+}
+
+#[test]
+fn validation_finds_what_every_cluster_would_fail_on() {
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    assert!(validate(&runtime, &source()).is_ok());
+    let with = |script: &str| {
+        let mut source = source();
+        source.spec.resource_selectors[0].evaluate = script.to_owned();
+        validate(&runtime, &source).unwrap_err().to_string()
+    };
+    let broken = with("function evaluate() return {matching = true");
+    assert!(
+        broken.starts_with("EventSource ports: resourceSelectors[0].evaluate: "),
+        "{broken}"
+    );
+    assert_eq!(
+        with("local x = 1"),
+        "EventSource ports: resourceSelectors[0].evaluate: the script defines no global function evaluate()"
+    );
+    let forbidden = with("os.execute('true') function evaluate() end");
+    assert!(forbidden.contains("os"), "{forbidden}");
 }

@@ -46,6 +46,7 @@ fn event_source() -> Result<CustomResourceDefinition> {
         &["esrc"],
         &[
             column("Collect", "boolean", ".spec.collectResources"),
+            ready(),
             age(),
         ],
     );
@@ -67,7 +68,7 @@ fn event_source() -> Result<CustomResourceDefinition> {
         }
         props.insert("script".into(), json!({"type": "string"}));
     }
-    add_alpha_version::<v1alpha1::EventSource>(&mut crd, spec, &[])?;
+    add_alpha_version::<v1alpha1::EventSource>(&mut crd, spec, &[ready(), age()])?;
     Ok(with_webhook_conversion(crd))
 }
 
@@ -89,18 +90,36 @@ fn alpha_trigger_spec(v1beta1_spec: &Value) -> Value {
     spec
 }
 
-fn trigger_columns() -> Vec<CustomResourceColumnDefinition> {
-    vec![
+/// An EventTrigger's columns; an EventBasedAddOn has no status, so no `Ready`.
+fn trigger_columns(with_status: bool) -> Vec<CustomResourceColumnDefinition> {
+    let mut columns = vec![
         column("EventSource", "string", ".spec.eventSourceName"),
         column("OneForEvent", "boolean", ".spec.oneForEvent"),
-        age(),
-    ]
+    ];
+    if with_status {
+        columns.push(ready());
+    }
+    columns.push(age());
+    columns
+}
+
+/// `Ready`: the status of the condition of that type.
+fn ready() -> CustomResourceColumnDefinition {
+    column(
+        "Ready",
+        "string",
+        ".status.conditions[?(@.type==\"Ready\")].status",
+    )
 }
 
 fn event_trigger() -> Result<CustomResourceDefinition> {
-    let mut crd = decorate(v1beta1::EventTrigger::crd(), &["etrig"], &trigger_columns());
+    let mut crd = decorate(
+        v1beta1::EventTrigger::crd(),
+        &["etrig"],
+        &trigger_columns(true),
+    );
     let spec = alpha_trigger_spec(&spec_schema(&crd)?);
-    add_alpha_version::<v1alpha1::EventTrigger>(&mut crd, spec, &trigger_columns())?;
+    add_alpha_version::<v1alpha1::EventTrigger>(&mut crd, spec, &trigger_columns(true))?;
     Ok(with_webhook_conversion(crd))
 }
 
@@ -110,7 +129,7 @@ fn event_based_add_on() -> Result<CustomResourceDefinition> {
     let mut crd = decorate(
         v1alpha1::EventBasedAddOn::crd(),
         &["ebao"],
-        &trigger_columns(),
+        &trigger_columns(false),
     );
     let version = crd
         .spec

@@ -6,6 +6,7 @@
 
 pub mod capi;
 pub mod cluster_ref;
+pub mod condition;
 pub mod convert;
 pub mod crd;
 pub mod event_note;

@@ -33,3 +33,8 @@ pub fn policy_ref_kind(_: &mut SchemaGenerator) -> Schema {
 pub fn config_map_or_secret(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"type": "string", "enum": ["ConfigMap", "Secret"]})
 }
+
+/// A `metav1.Time`: an RFC 3339 date-time.
+pub fn date_time(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "string", "format": "date-time"})
+}

@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use api::labels::{CLUSTER_PROFILE_SECRET_TYPE, INSTANTIATE_ANNOTATION, SVELTOS_NAMESPACE};
+use api::labels::{
+    CLUSTER_PROFILE_SECRET_TYPE, INSTANTIATE_ANNOTATION, SVELTOS_NAMESPACE, TEMPLATE_ANNOTATION,
+    TEX_TEMPLATE_ANNOTATION,
+};
 use api::v1beta1::PolicyRef;
 use serde_json::Value;
 
@@ -125,6 +128,7 @@ pub fn policy_ref(reference: &PolicyRef, cx: &Context<'_>) -> Result<Option<Reso
         }));
     }
     let generated = instantiated(&source, cx)?;
+    check_objects(&source, &generated)?;
     rendered.namespace = SVELTOS_NAMESPACE.to_string();
     rendered.name = generated.name.clone();
     Ok(Some(Resolved {
@@ -162,6 +166,24 @@ pub fn instantiated(source: &Referenced, cx: &Context<'_>) -> Result<Generated, 
         annotations: source.annotations.clone(),
         data,
     })
+}
+
+/// Refuses an instantiated policyRef whose data the deployer could not read as Kubernetes
+/// objects, so the trigger says so rather than the ClusterSummary alone. Data the deployer
+/// renders again (template annotations) is checked there.
+fn check_objects(source: &Referenced, generated: &Generated) -> Result<(), String> {
+    let annotations = &generated.annotations;
+    if annotations.contains_key(TEMPLATE_ANNOTATION)
+        || annotations.contains_key(TEX_TEMPLATE_ANNOTATION)
+    {
+        return Ok(());
+    }
+    let from = format!("{} {}/{}", source.kind, source.namespace, source.name);
+    for (key, text) in &generated.data {
+        crate::deployer::documents::objects(key, text)
+            .map_err(|e| format!("{from} instantiated for this event is not valid: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Looks up a referenced object, refusing what the tenant may not read and enforcing the
@@ -212,7 +234,7 @@ mod tests {
                 .collect(),
             data: BTreeMap::from([(
                 "np.yaml".to_string(),
-                "name: front-{{ .Resource.metadata.name }}".to_string(),
+                "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata:\n  name: front-{{ .Resource.metadata.name }}\n".to_string(),
             )]),
             secret_type: None,
         }
@@ -264,7 +286,7 @@ mod tests {
         .unwrap()
         .unwrap();
         let generated = resolved.generated.unwrap();
-        assert_eq!(generated.data["np.yaml"], "name: front-my-service");
+        assert!(generated.data["np.yaml"].contains("name: front-my-service"));
         assert_eq!(
             generated.annotations.len(),
             2,
@@ -280,6 +302,26 @@ mod tests {
             resolved.policy_ref.tier, 100,
             "flags of the reference are kept"
         );
+    }
+
+    #[test]
+    fn instantiated_data_the_deployer_cannot_read_fails_the_reference() {
+        let mut broken = configmap("np", &[(INSTANTIATE_ANNOTATION, "ok")]);
+        broken
+            .data
+            .insert("bad.yaml".into(), "kind: [unclosed".into());
+        let error = run(&reference("ConfigMap", "np"), vec![broken.clone()], false).unwrap_err();
+        assert!(
+            error.starts_with(
+                "ConfigMap default/np instantiated for this event is not valid: key \"bad.yaml\""
+            ),
+            "{error}"
+        );
+        // The deployer renders it again, and checks it then.
+        broken
+            .annotations
+            .insert(TEMPLATE_ANNOTATION.into(), "ok".into());
+        assert!(run(&reference("ConfigMap", "np"), vec![broken], false).is_ok());
     }
 
     #[test]
@@ -299,10 +341,7 @@ mod tests {
         let legacy = run(&reference("ConfigMap", "cm"), plain(), true)
             .unwrap()
             .unwrap();
-        assert_eq!(
-            legacy.generated.unwrap().data["np.yaml"],
-            "name: front-my-service"
-        );
+        assert!(legacy.generated.unwrap().data["np.yaml"].contains("name: front-my-service"));
     }
 
     #[test]

@@ -535,6 +535,9 @@ mod tests {
         EventTrigger::new("service-network-policy", spec)
     }
 
+    /// A NetworkPolicy's head, up to its name.
+    const NP: &str = "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata:\n  name: ";
+
     fn network_policy_objects() -> Objects {
         Objects(vec![Referenced {
             kind: "ConfigMap".into(),
@@ -543,7 +546,7 @@ mod tests {
             annotations: BTreeMap::from([(INSTANTIATE_ANNOTATION.to_string(), "ok".to_string())]),
             data: BTreeMap::from([(
                 "networkpolicy.yaml".to_string(),
-                "name: front-{{ .Resource.metadata.name }}".to_string(),
+                format!("{NP}front-{{{{ .Resource.metadata.name }}}}"),
             )]),
             secret_type: None,
         }])
@@ -616,11 +619,11 @@ mod tests {
         assert_eq!(profile.spec.policy_refs[0].name, desired.generated[0].name);
         assert_eq!(
             desired.generated[0].data["networkpolicy.yaml"],
-            "name: front-a"
+            format!("{NP}front-a")
         );
         assert_eq!(
             desired.generated[1].data["networkpolicy.yaml"],
-            "name: front-b"
+            format!("{NP}front-b")
         );
         assert_ne!(
             desired.profiles[0].metadata.name,
@@ -664,13 +667,13 @@ mod tests {
         let mut edited = network_policy_objects();
         edited.0[0].data.insert(
             "networkpolicy.yaml".into(),
-            "name: back-{{ .Resource.metadata.name }}".into(),
+            format!("{NP}back-{{{{ .Resource.metadata.name }}}}"),
         );
         let changed = decide_with(&mut memo, &after, &edited, 1);
         assert_eq!(changed, fresh(&after, &edited, 1));
         assert_eq!(
             changed.generated[0].data["networkpolicy.yaml"],
-            "name: back-a"
+            format!("{NP}back-a")
         );
         // Only plans of live units are kept.
         assert_eq!(memo.len(), 3);
@@ -835,7 +838,7 @@ mod tests {
         assert_eq!(desired.generated.len(), 1, "one object for both references");
         let object = &desired.generated[0];
         assert_eq!(object.name, instantiated.name);
-        assert_eq!(object.data["networkpolicy.yaml"], "name: front-a");
+        assert_eq!(object.data["networkpolicy.yaml"], format!("{NP}front-a"));
     }
 
     #[test]

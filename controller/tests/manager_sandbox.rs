@@ -134,7 +134,7 @@ async fn set_up(client: &Client) {
                 "name": "network-policy", "namespace": "default",
                 "annotations": {"projectsveltos.io/instantiate": "ok"}
             },
-            "data": {"policy.yaml": "kind: NetworkPolicy\nmetadata:\n  name: front-{{ .Resource.metadata.name }}\n  namespace: {{ .Resource.metadata.namespace }}\n"}
+            "data": {"policy.yaml": "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata:\n  name: front-{{ .Resource.metadata.name }}\n  namespace: {{ .Resource.metadata.namespace }}\n"}
         }),
     )
     .await;
@@ -254,8 +254,8 @@ async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
     assert_eq!(
         bodies,
         [
-            "kind: NetworkPolicy\nmetadata:\n  name: front-api\n  namespace: apps\n",
-            "kind: NetworkPolicy\nmetadata:\n  name: front-web\n  namespace: apps\n",
+            "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata:\n  name: front-api\n  namespace: apps\n",
+            "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata:\n  name: front-web\n  namespace: apps\n",
         ]
     );
     for profile in &found {
@@ -340,7 +340,9 @@ async fn template_edits_source_deletion_and_cluster_relabelling_converge() {
 
     // Editing the referenced template re-renders every generated ConfigMap.
     let templates: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let edited = json!({"data": {"policy.yaml": "name: edge-{{ .Resource.metadata.name }}\n"}});
+    let edge = "kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata:\n  name: edge-";
+    let edited =
+        json!({"data": {"policy.yaml": format!("{edge}{{{{ .Resource.metadata.name }}}}\n")}});
     templates
         .patch(
             "network-policy",
@@ -350,7 +352,8 @@ async fn template_edits_source_deletion_and_cluster_relabelling_converge() {
         .await
         .unwrap();
     eventually("re-rendered ConfigMaps", || async {
-        (generated_bodies(&client).await == ["name: edge-api\n", "name: edge-web\n"]).then_some(())
+        let wanted = [format!("{edge}api\n"), format!("{edge}web\n")];
+        (generated_bodies(&client).await == wanted).then_some(())
     })
     .await;
 

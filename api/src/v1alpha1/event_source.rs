@@ -90,6 +90,7 @@ impl From<EventSource> for v1beta1::EventSource {
         v1beta1::EventSource {
             metadata: source.metadata,
             spec: source.spec.into(),
+            status: None,
         }
     }
 }

@@ -61,6 +61,11 @@ pub struct EventReportStatus {
     /// good result. Cleared on the next successful evaluation (an extension of this project).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_failure_message: Option<String>,
+    /// `Evaluated` (by the agent) and `Processed` (by the manager), in words (an extension of
+    /// this project).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<crate::condition::Condition>,
 }
 
 /// Delivery phase of a report.

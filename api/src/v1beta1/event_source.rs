@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
     version = "v1beta1",
     kind = "EventSource",
     plural = "eventsources",
+    status = "EventSourceStatus",
     category = "sveltos",
     derive = "PartialEq",
     derive = "Default"
@@ -30,6 +31,17 @@ pub struct EventSourceSpec {
     /// CloudEvents (NATS/JetStream) that count as events.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messaging_match_criteria: Vec<MessagingMatchCriteria>,
+}
+
+/// Whether the EventSource can be evaluated: `Ready`, in words (an extension of this project;
+/// the manager writes it).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventSourceStatus {
+    /// `Ready`: its scripts compile and no managed cluster fails to evaluate it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<crate::condition::Condition>,
 }
 
 /// Selects objects by group/version/kind, namespace, name, labels and an optional Lua verdict.

@@ -216,6 +216,11 @@ pub struct EventTriggerStatus {
     /// Per source cluster: state of the EventSource deployment and of profile generation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_info: Vec<ClusterInfo>,
+    /// `Ready` and what it rests on: the EventSource exists and is valid, source and
+    /// destination clusters match, profiles were generated (an extension of this project).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<crate::condition::Condition>,
 }
 
 /// Progress of one trigger in one cluster.

@@ -22,7 +22,12 @@ fn collect(key: &str, text: &str, depth: usize, out: &mut Vec<Value>) -> Result<
             "key {key:?} is larger than {MAX_VALUE_BYTES} bytes"
         ));
     }
-    let documents = api::load::documents(text).map_err(|e| format!("key {key:?}: {e}"))?;
+    // The parser's first line says what and where; the source excerpt after it does not
+    // belong in a one-line status message.
+    let documents = api::load::documents(text).map_err(|e| {
+        let said = e.to_string();
+        format!("key {key:?}: {}", said.lines().next().unwrap_or_default())
+    })?;
     for (index, document) in documents.into_iter().enumerate() {
         match document {
             Value::Object(_) => {

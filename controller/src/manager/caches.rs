@@ -47,6 +47,8 @@ pub struct Caches {
     /// Secrets) or generation (ClusterProfiles, whose status the deployer writes) each write
     /// left, so the watch event it causes does not plan the trigger again.
     pub own_writes: Arc<Mutex<HashMap<String, String>>>,
+    /// EventSources and EventReports whose conditions need a look.
+    pub status: Arc<super::status::StatusWork>,
 }
 
 /// Key of an object in [`Caches::own_writes`].

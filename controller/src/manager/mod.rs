@@ -4,7 +4,9 @@
 
 pub mod apply;
 pub mod caches;
+pub mod conditions;
 pub mod legacy;
+pub mod status;
 
 use crate::manager::caches::own_key;
 use std::collections::{BTreeMap, HashMap};
@@ -17,7 +19,7 @@ use api::labels::{
 use api::secret_data;
 use api::v1beta1::{
     ClusterInfo, ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger,
-    EventTriggerStatus, SveltosCluster, SveltosFeatureStatus,
+    EventTriggerStatus, SveltosCluster, SveltosFeatureStatus, event_report_name,
 };
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
@@ -48,7 +50,7 @@ use caches::Caches;
 #[derive(Debug, thiserror::Error)]
 pub enum ManagerError {
     /// A request to the management cluster failed.
-    #[error("request to the management cluster failed: {0}")]
+    #[error("request to the management cluster failed: {}", agent::words::words(.0))]
     Kube(#[from] kube::Error),
     /// The trigger cannot be planned (e.g. a bad selector).
     #[error("{0}")]
@@ -67,11 +69,13 @@ pub async fn run(
     ensure_namespace(&client, api::labels::SVELTOS_NAMESPACE).await?;
     let queue = Arc::new(Queue::default());
     let (caches, watches) = start_watches(&client, scope, capi, &queue);
+    let statuses = status::run(client.clone(), caches.clone());
     let worker = worker(client.clone(), caches, queue, telemetry);
     tokio::select! {
         () = shutdown => {}
         () = watches => {}
         () = worker => {}
+        () = statuses => {}
         () = legacy::run(client.clone()) => {}
     }
     Ok(())
@@ -167,6 +171,7 @@ fn start_watches(
         profiles,
         lookup_epoch: Arc::default(),
         own_writes: Arc::default(),
+        status: Arc::default(),
     };
 
     let all_triggers = {
@@ -214,22 +219,48 @@ fn start_watches(
     };
     let source_task = {
         let by_source = by_source.clone();
+        let status = Arc::clone(&caches.status);
         source_events.for_each(move |s| {
-            by_source(s.metadata.name.as_deref().unwrap_or_default());
+            let name = s.metadata.name.as_deref().unwrap_or_default();
+            status.source_changed(name);
+            by_source(name);
             async {}
         })
     };
     let companion_source = by_source.clone();
-    let report_task = report_events.for_each(move |r| {
-        let source = r
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(EVENT_SOURCE_NAME_LABEL).cloned())
-            .unwrap_or_else(|| r.spec.event_source_name.clone());
-        by_source(&source);
-        async {}
-    });
+    // A report's status (the agent's failure, the manager's own conditions) plans nothing;
+    // its spec (a new generation) or its deletion does.
+    let report_task = {
+        let caches = caches.clone();
+        let mut generations: HashMap<(String, String), Option<i64>> = HashMap::new();
+        report_events.for_each(move |r| {
+            let source = r
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(EVENT_SOURCE_NAME_LABEL).cloned())
+                .unwrap_or_else(|| r.spec.event_source_name.clone());
+            let namespace = r.metadata.namespace.clone().unwrap_or_default();
+            let name = r.metadata.name.clone().unwrap_or_default();
+            let present = caches
+                .reports
+                .get(&ObjectRef::new(&name).within(&namespace))
+                .is_some();
+            caches.status.source_changed(&source);
+            caches.status.report_changed(&namespace, &name);
+            let key = (namespace, name);
+            let seen = if present {
+                generations.insert(key, r.metadata.generation)
+            } else {
+                generations.remove(&key);
+                None
+            };
+            if !present || seen != Some(r.metadata.generation) {
+                by_source(&source);
+            }
+            async {}
+        })
+    };
     // A generated ConfigMap/Secret belongs to one trigger, an agent source list to none; any
     // other may be referenced by any trigger.
     let by_config_object = {
@@ -365,6 +396,7 @@ pub async fn reconcile(
         if let Some(trigger) = trigger {
             remove_finalizer(&triggers, &trigger).await?;
         }
+        caches.status.processed(name, Vec::new());
         return Ok(Pass::Done);
     }
     let Some(trigger) = trigger else {
@@ -376,15 +408,12 @@ pub async fn reconcile(
         Ok(plan) => plan,
         Err(reason) => {
             tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
-            write_status(
-                &triggers,
-                recorder,
-                caches,
-                &trigger,
-                &Plan::default(),
-                Some(&reason),
-            )
-            .await?;
+            let outcome = Outcome {
+                plan: &Plan::default(),
+                plan_error: Some(&reason),
+                failure: None,
+            };
+            write_status(&triggers, recorder, caches, &trigger, &outcome).await?;
             return Err(ManagerError::Plan(reason));
         }
     };
@@ -398,15 +427,13 @@ pub async fn reconcile(
     );
     let result = apply::apply(client, caches, name, &plan).await;
     let failure = result.as_ref().err().map(ToString::to_string);
-    write_status(
-        &triggers,
-        recorder,
-        caches,
-        &trigger,
-        &plan,
-        failure.as_deref(),
-    )
-    .await?;
+    record_passes(caches, name, &plan, failure.as_deref());
+    let outcome = Outcome {
+        plan: &plan,
+        plan_error: None,
+        failure: failure.as_deref(),
+    };
+    write_status(&triggers, recorder, caches, &trigger, &outcome).await?;
     let applied = result?;
     if applied.written + applied.deleted > 0 {
         tracing::info!(
@@ -425,6 +452,30 @@ pub async fn reconcile(
     } else {
         Pass::Done
     })
+}
+
+/// Tells the status writer how this pass went for each report the trigger read.
+fn record_passes(caches: &Caches, trigger: &str, plan: &Plan, failure: Option<&str>) {
+    let mut passes = Vec::new();
+    for (cluster, source) in &plan.sources {
+        if plan.held.contains_key(cluster) {
+            continue;
+        }
+        let name = event_report_name(source, &cluster.name, cluster.cluster_type);
+        let Some(report) = caches
+            .reports
+            .get(&ObjectRef::new(&name).within(&cluster.namespace))
+        else {
+            continue;
+        };
+        let failure = plan.failures.get(cluster).map(String::as_str).or(failure);
+        let pass = status::Processing {
+            generation: report.metadata.generation,
+            failure: failure.map(str::to_owned),
+        };
+        passes.push(((cluster.namespace.clone(), name), pass));
+    }
+    caches.status.processed(trigger, passes);
 }
 
 async fn add_finalizer(triggers: &Api<EventTrigger>, trigger: &EventTrigger) -> kube::Result<()> {
@@ -500,6 +551,59 @@ pub fn status_of(plan: &Plan, failure: Option<&str>) -> EventTriggerStatus {
                 }
             })
             .collect(),
+        conditions: Vec::new(),
+    }
+}
+
+/// How a pass over a trigger went.
+struct Outcome<'a> {
+    /// What was planned (nothing, when planning failed).
+    plan: &'a Plan,
+    /// Why the trigger could not be planned at all.
+    plan_error: Option<&'a str>,
+    /// Why applying the plan failed (every cluster's pass).
+    failure: Option<&'a str>,
+}
+
+/// The facts a trigger's conditions rest on besides its status, read from the caches.
+fn facts(caches: &Caches, trigger: &EventTrigger, plan: &Plan) -> conditions::Facts {
+    use conditions::SourceState;
+    let mut names: Vec<String> = plan.sources.values().cloned().collect();
+    let wanted = &trigger.spec.event_source_name;
+    if names.is_empty() && !wanted.contains("{{") {
+        names.push(wanted.clone());
+    }
+    names.sort();
+    names.dedup();
+    let sources = names
+        .into_iter()
+        .map(|name| {
+            let state = match caches.sources.get(&ObjectRef::new(&name)) {
+                Some(source) if source.metadata.deletion_timestamp.is_none() => {
+                    let conditions = source.status.as_ref().map(|s| &s.conditions[..]);
+                    match conditions.and_then(|c| api::condition::find(c, api::condition::READY)) {
+                        Some(ready) if ready.status == "False" => {
+                            SourceState::NotReady(ready.message.clone())
+                        }
+                        _ => SourceState::Ready,
+                    }
+                }
+                _ => SourceState::Missing,
+            };
+            (name, state)
+        })
+        .collect();
+    let all = caches.fleet.all();
+    let destination = &trigger.spec.destination_cluster_selector;
+    let destinations = (!api::selector::is_empty(destination)).then(|| {
+        crate::clusters::select(&all, destination)
+            .map(|found| found.len())
+            .map_err(|e| e.to_string())
+    });
+    conditions::Facts {
+        sources,
+        registered: all.len(),
+        destinations,
     }
 }
 
@@ -508,10 +612,9 @@ async fn write_status(
     recorder: &Recorder,
     caches: &Caches,
     trigger: &EventTrigger,
-    plan: &Plan,
-    failure: Option<&str>,
+    outcome: &Outcome<'_>,
 ) -> kube::Result<()> {
-    let mut status = status_of(plan, failure);
+    let mut status = status_of(outcome.plan, outcome.failure);
     // Clusters of other shards keep the entries their manager wrote; one order for all
     // managers, so that they never rewrite each other's status back and forth.
     if let Some(before) = &trigger.status {
@@ -526,15 +629,26 @@ async fn write_status(
     let order = |r: &ObjectReference| (r.namespace.clone(), r.name.clone(), r.kind.clone());
     status.matching_cluster_refs.sort_by_key(order);
     status.cluster_info.sort_by_key(|i| order(&i.cluster));
+    let facts = facts(caches, trigger, outcome.plan);
+    let verdicts = conditions::trigger_verdicts(trigger, &status, outcome.plan_error, &facts);
+    let before = trigger
+        .status
+        .as_ref()
+        .map_or(&[][..], |s| &s.conditions[..]);
+    let generation = trigger.metadata.generation;
+    status.conditions =
+        api::condition::merge(before, &verdicts, generation, &api::condition::now());
     if trigger.status.as_ref() == Some(&status) {
         return Ok(());
     }
     publish_failures(recorder, trigger, &status).await;
+    publish_readiness(recorder, trigger, &status).await;
     let name = trigger.metadata.name.clone().unwrap_or_default();
     // Lists are written whole so that a cluster that stopped matching disappears.
     let patch = json!({"status": {
         "matchingClusters": status.matching_cluster_refs,
         "clusterInfo": status.cluster_info,
+        "conditions": status.conditions,
     }});
     match triggers
         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -551,6 +665,45 @@ fn reporter() -> Reporter {
     Reporter {
         controller: "sveltos-events-manager".into(),
         instance: None,
+    }
+}
+
+/// Publishes an Event when the trigger's `Ready` changes: Warning with the reason when it
+/// breaks (a cluster's failed pass has its own Event), Normal when it is ready again.
+async fn publish_readiness(
+    recorder: &Recorder,
+    trigger: &EventTrigger,
+    status: &EventTriggerStatus,
+) {
+    use api::condition::{READY, find};
+    let Some(now) = find(&status.conditions, READY) else {
+        return;
+    };
+    let before = trigger
+        .status
+        .as_ref()
+        .and_then(|s| find(&s.conditions, READY));
+    let unchanged = before.is_some_and(|b| {
+        (&b.status, &b.reason, &b.message) == (&now.status, &now.reason, &now.message)
+    });
+    let first_ready = before.is_none() && now.status == "True";
+    if unchanged || first_ready || now.reason == conditions::GENERATION_FAILED {
+        return;
+    }
+    let type_ = if now.status == "True" {
+        EventType::Normal
+    } else {
+        EventType::Warning
+    };
+    let event = Event {
+        type_,
+        reason: now.reason.clone(),
+        note: Some(api::event_note::event_note(now.message.clone())),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(error) = recorder.publish(&event, &trigger.object_ref(&())).await {
+        tracing::warn!(%error, "cannot publish Kubernetes Event");
     }
 }
 
@@ -587,7 +740,7 @@ async fn publish_failures(
         let note = api::event_note::event_note(format!("cluster {cluster}: {message}"));
         let event = Event {
             type_: EventType::Warning,
-            reason: "GenerationFailed".into(),
+            reason: conditions::GENERATION_FAILED.into(),
             note: Some(note),
             action: "Generate".into(),
             secondary: None,
