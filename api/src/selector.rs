@@ -82,6 +82,34 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> R
     Ok(true)
 }
 
+/// Why `labels` do not match `selector`, in words (the first requirement that fails), or
+/// `None` when they match.
+pub fn mismatch(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> Result<Option<String>> {
+    let has = |key: &str| match labels.get(key) {
+        Some(value) => format!("its label {key} is {value:?}"),
+        None => format!("it has no label {key}"),
+    };
+    for (key, wanted) in selector.match_labels.iter().flatten() {
+        if labels.get(key) != Some(wanted) {
+            return Ok(Some(format!("{key}={wanted} is wanted; {}", has(key))));
+        }
+    }
+    for requirement in selector.match_expressions.iter().flatten() {
+        if !requirement_matches(requirement, labels)? {
+            let key = &requirement.key;
+            let values = requirement.values.as_deref().unwrap_or_default().join(",");
+            let wanted = match requirement.operator.as_str() {
+                op::IN => format!("{key} in ({values})"),
+                op::NOT_IN => format!("{key} notin ({values})"),
+                op::EXISTS => key.clone(),
+                _ => format!("!{key}"),
+            };
+            return Ok(Some(format!("{wanted} is wanted; {}", has(key))));
+        }
+    }
+    Ok(None)
+}
+
 fn requirement_matches(
     requirement: &LabelSelectorRequirement,
     labels: &BTreeMap<String, String>,
@@ -450,6 +478,21 @@ mod tests {
             operator: operator.into(),
             values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
         }
+    }
+
+    #[test]
+    fn a_mismatch_names_the_label_and_what_it_is() {
+        let selector = parse("env=fv,tier in (web,api)").unwrap();
+        let said = |pairs: &[(&str, &str)]| mismatch(&selector, &labels(pairs)).unwrap();
+        assert_eq!(said(&[("env", "fv"), ("tier", "web")]), None);
+        assert_eq!(
+            said(&[("env", "prod")]).unwrap(),
+            "env=fv is wanted; its label env is \"prod\""
+        );
+        assert_eq!(
+            said(&[("env", "fv")]).unwrap(),
+            "tier in (api,web) is wanted; it has no label tier"
+        );
     }
 
     #[test]

@@ -223,7 +223,8 @@ async fn trigger_node(
         source => source.to_owned(),
     };
     let node = Node::of("EventTrigger", &found, MANAGEMENT)
-        .saying(format!("consumes EventSource {source}"));
+        .saying(format!("consumes EventSource {source}"))
+        .judged(&found);
     let cluster_type = meta(profile, "labels", CLUSTER_TYPE_LABEL);
     Ok(node.with(report_node(fleet, &source, source_cluster, cluster_type, profile).await?))
 }
@@ -258,9 +259,12 @@ async fn report_node(
         .cloned()
         .unwrap_or_default();
     let node = Node::of("EventReport", &report, MANAGEMENT)
-        .saying(format!("lists {} matching resources", matching.len()));
+        .saying(format!("lists {} matching resources", matching.len()))
+        .judged(&report);
     let source_node = match fleet.sveltos("EventSource", None, source).await? {
-        Some(found) => Node::of("EventSource", &found, MANAGEMENT).saying("selects the resource"),
+        Some(found) => Node::of("EventSource", &found, MANAGEMENT)
+            .saying("selects the resource")
+            .judged(&found),
         None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
     };
     let node = node.with(source_node);
@@ -299,12 +303,14 @@ async fn report_up(fleet: &mut Fleet, report: &Value) -> anyhow::Result<Node> {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let mut node = Node::of("EventReport", report, MANAGEMENT).saying(format!(
-        "EventSource {source} matches {} resources in cluster {cluster}",
-        matching.len()
-    ));
+    let mut node = Node::of("EventReport", report, MANAGEMENT)
+        .saying(format!(
+            "EventSource {source} matches {} resources in cluster {cluster}",
+            matching.len()
+        ))
+        .judged(report);
     node = node.with(match fleet.sveltos("EventSource", None, source).await? {
-        Some(found) => Node::of("EventSource", &found, MANAGEMENT),
+        Some(found) => Node::of("EventSource", &found, MANAGEMENT).judged(&found),
         None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
     });
     for listed in &matching {

@@ -142,10 +142,33 @@ impl Node {
         self
     }
 
+    /// Broken, saying why, when one of `object`'s conditions does not hold (`Ready`, else
+    /// an EventReport's `Evaluated` or `Processed`): what the controllers recorded.
+    pub fn judged(self, object: &Value) -> Node {
+        match failing_condition(object) {
+            Some(message) => self.health(Health::Broken).saying(message),
+            None => self,
+        }
+    }
+
     /// Whether every link of the tree holds (none broken).
     pub fn whole(&self) -> bool {
         self.health != Health::Broken && self.children.iter().all(Node::whole)
     }
+}
+
+/// The message of the first condition of `object` that is false, among `Ready`,
+/// `Evaluated` and `Processed`.
+pub fn failing_condition(object: &Value) -> Option<String> {
+    let conditions = object["status"]["conditions"].as_array()?;
+    ["Ready", "Evaluated", "Processed"]
+        .iter()
+        .find_map(|wanted| {
+            conditions
+                .iter()
+                .find(|c| c["type"] == *wanted && c["status"] == "False")
+                .map(|c| c["message"].as_str().unwrap_or_default().to_owned())
+        })
 }
 
 /// The cluster an EventReport's or ClusterSummary's spec names, as `namespace/name`.

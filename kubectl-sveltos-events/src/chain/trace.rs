@@ -12,7 +12,11 @@ use serde_json::Value;
 
 use super::explain::summary_node;
 use super::fleet::Fleet;
-use super::{Health, MANAGEMENT, Node, Target, meta, spec_cluster};
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use super::{Health, MANAGEMENT, Node, Target, failing_condition, meta, spec_cluster};
 
 /// Traces `target`: from it down to what it caused.
 pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node> {
@@ -65,7 +69,7 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
         })
         .collect();
     if listing.is_empty() {
-        let verdicts = why_not(fleet, &object).await?;
+        let verdicts = why_not(fleet, &object, cluster).await?;
         let reason = if verdicts.is_empty() {
             format!("no EventReport of cluster {cluster} lists it: no EventSource selects {kind}")
         } else {
@@ -86,7 +90,8 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
             .as_str()
             .unwrap_or_default();
         let mut report_node = Node::of("EventReport", report, MANAGEMENT)
-            .saying(format!("EventSource {source} selects it"));
+            .saying(format!("EventSource {source} selects it"))
+            .judged(report);
         let consumers: Vec<&Value> = triggers
             .iter()
             .filter(|t| t["spec"]["eventSourceName"] == source)
@@ -124,11 +129,13 @@ async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> 
         .iter()
         .filter(|t| t["spec"]["eventSourceName"] == name)
         .collect();
-    let mut node = Node::of("EventSource", source, MANAGEMENT).saying(format!(
-        "matches in {} clusters; consumed by {} EventTriggers",
-        reports.len(),
-        consumers.len()
-    ));
+    let mut node = Node::of("EventSource", source, MANAGEMENT)
+        .saying(format!(
+            "matches in {} clusters; consumed by {} EventTriggers",
+            reports.len(),
+            consumers.len()
+        ))
+        .judged(source);
     if consumers.is_empty() {
         node = node.with(Node::missing(
             "EventTrigger",
@@ -143,7 +150,8 @@ async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> 
             .as_array()
             .map_or(0, Vec::len);
         let mut report_node = Node::of("EventReport", report, MANAGEMENT)
-            .saying(format!("{count} matching resources in cluster {cluster}"));
+            .saying(format!("{count} matching resources in cluster {cluster}"))
+            .judged(report);
         for trigger in &consumers {
             report_node = report_node.with(trigger_down(fleet, trigger, &cluster, None).await?);
         }
@@ -164,12 +172,15 @@ async fn trigger_all(fleet: &mut Fleet, trigger: &Value) -> anyhow::Result<Node>
         .await?;
     let mut node = Node::of("EventTrigger", trigger, MANAGEMENT);
     if profiles.is_empty() {
-        return Ok(node.health(Health::Broken).saying(
+        let node = node.health(Health::Broken).saying(
             "generated no ClusterProfile: no EventReport of a cluster its sourceClusterSelector \
              matches lists anything yet (trace its EventSource to see where it matches)",
-        ));
+        );
+        return Ok(node.judged(trigger));
     }
-    node = node.saying(format!("generated {} ClusterProfiles", profiles.len()));
+    node = node
+        .saying(format!("generated {} ClusterProfiles", profiles.len()))
+        .judged(trigger);
     for profile in &profiles {
         node = node.with(profile_down(fleet, profile).await?);
     }
@@ -179,7 +190,7 @@ async fn trigger_all(fleet: &mut Fleet, trigger: &Value) -> anyhow::Result<Node>
 /// Every EventSource that selects `object`'s kind, evaluated now on it with the agent's own
 /// evaluator: why it does not match (a selector, or the script's verdict and message), or
 /// that it does and the agent has not reported it yet.
-async fn why_not(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Vec<Node>> {
+async fn why_not(fleet: &mut Fleet, object: &Value, cluster: &str) -> anyhow::Result<Vec<Node>> {
     let kind = object["kind"].as_str().unwrap_or_default();
     let sources = fleet.sveltos_list("EventSource", None, "").await?;
     let runtime = agent::runtime::LuaRuntime::new(agent::runtime::Limits::default())
@@ -201,12 +212,23 @@ async fn why_not(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Vec<Node>>
         let node = Node::of("EventSource", found, MANAGEMENT);
         let evaluated =
             agent::evaluate::evaluate_event_source(&runtime, &source, std::slice::from_ref(object));
+        let matching =
+            matches!(&evaluated, Ok(e) if e.outcomes.first().is_some_and(|o| o.matching));
+        if matching {
+            let name = found["metadata"]["name"].as_str().unwrap_or_default();
+            nodes.push(match unwatched(fleet, name, cluster).await? {
+                None => node.health(Health::Progressing).saying(
+                    "matches it now; the agent is asked to evaluate it in this cluster and has \
+                     not reported it yet",
+                ),
+                Some(why) => node
+                    .health(Health::Broken)
+                    .saying(format!("matches it now, but {why}")),
+            });
+            continue;
+        }
         nodes.push(match evaluated {
             Ok(evaluation) => match evaluation.outcomes.first() {
-                Some(outcome) if outcome.matching => node.health(Health::Progressing).saying(
-                    "matches it now: the agent has not reported it yet (or this cluster is not \
-                     one the EventSource's triggers watch)",
-                ),
                 Some(outcome) if outcome.selected => node.health(Health::Broken).saying(format!(
                     "its script says no{}",
                     if outcome.message.is_empty() {
@@ -224,6 +246,99 @@ async fn why_not(fleet: &mut Fleet, object: &Value) -> anyhow::Result<Vec<Node>>
         });
     }
     Ok(nodes)
+}
+
+/// Whether `trigger` watches `cluster` (`namespace/name`): `Err` says why not (the cluster is
+/// not registered, is paused, or does not match the sourceClusterSelector, and which label).
+async fn watches(
+    fleet: &mut Fleet,
+    trigger: &Value,
+    cluster: &str,
+) -> anyhow::Result<Result<(), String>> {
+    let (namespace, name) = cluster.split_once('/').unwrap_or(("", cluster));
+    let Some(registered) = fleet
+        .sveltos("SveltosCluster", Some(namespace), name)
+        .await?
+    else {
+        return Ok(Ok(()));
+    };
+    if registered["spec"]["paused"] == true {
+        return Ok(Err(format!(
+            "cluster {cluster} is paused: nothing is generated for it until it resumes"
+        )));
+    }
+    let spec = &trigger["spec"];
+    if spec["clusterSetRefs"]
+        .as_array()
+        .is_some_and(|sets| !sets.is_empty())
+    {
+        return Ok(Ok(()));
+    }
+    let selector: LabelSelector =
+        serde_json::from_value(spec["sourceClusterSelector"].clone()).unwrap_or_default();
+    if api::selector::is_empty(&selector) {
+        return Ok(Err(
+            "it has no sourceClusterSelector: it watches no cluster".to_owned(),
+        ));
+    }
+    let labels: BTreeMap<String, String> =
+        serde_json::from_value(registered["metadata"]["labels"].clone()).unwrap_or_default();
+    Ok(match api::selector::mismatch(&selector, &labels) {
+        Ok(None) => Ok(()),
+        Ok(Some(why)) => Err(format!(
+            "cluster {cluster} does not match its sourceClusterSelector: {why}"
+        )),
+        Err(e) => Err(format!("its sourceClusterSelector is invalid: {e}")),
+    })
+}
+
+/// Why the agent is not asked to evaluate EventSource `source` in `cluster`, or `None` when it
+/// is (the manager's list of the cluster's EventSources names it).
+async fn unwatched(
+    fleet: &mut Fleet,
+    source: &str,
+    cluster: &str,
+) -> anyhow::Result<Option<String>> {
+    let (namespace, name) = cluster.split_once('/').unwrap_or(("", cluster));
+    if let Some(registered) = fleet
+        .sveltos("SveltosCluster", Some(namespace), name)
+        .await?
+        && registered["spec"]["paused"] == true
+    {
+        return Ok(Some(format!(
+            "cluster {cluster} is paused: nothing is evaluated or deployed there until it resumes"
+        )));
+    }
+    let list =
+        api::v1beta1::agent_sources_config_map_name(name, api::v1beta1::ClusterType::Sveltos);
+    let listed = fleet.sveltos("ConfigMap", Some(namespace), &list).await?;
+    let asked = listed.as_ref().is_some_and(|list| {
+        list["data"]
+            .as_object()
+            .is_some_and(|data| data.values().any(|v| v == source))
+    });
+    if asked {
+        return Ok(None);
+    }
+    let triggers = fleet.sveltos_list("EventTrigger", None, "").await?;
+    let consumers: Vec<&Value> = triggers
+        .iter()
+        .filter(|t| t["spec"]["eventSourceName"] == source)
+        .collect();
+    let Some(first) = consumers.first() else {
+        return Ok(Some(format!(
+            "no EventTrigger uses EventSource {source}, so no agent evaluates it"
+        )));
+    };
+    let trigger = first["metadata"]["name"].as_str().unwrap_or_default();
+    let why = match watches(fleet, first, cluster).await? {
+        Err(why) => why,
+        Ok(()) => failing_condition(first)
+            .unwrap_or_else(|| "the manager has not told the agent yet".to_owned()),
+    };
+    Ok(Some(format!(
+        "the agent is not asked to evaluate it in cluster {cluster}: EventTrigger {trigger}: {why}"
+    )))
 }
 
 /// An EventTrigger, and the profiles it generated for the resource `name` of `cluster`.
@@ -257,12 +372,23 @@ async fn trigger_down(
         .collect();
     let mut node = Node::of("EventTrigger", trigger, MANAGEMENT);
     if for_it.is_empty() {
-        return Ok(node.health(Health::Broken).saying(format!(
-            "generated no ClusterProfile for it: cluster {cluster} may not match its \
-             sourceClusterSelector, or the manager has not acted yet"
-        )));
+        let why = match failing_condition(trigger) {
+            Some(message) => message,
+            None => match watches(fleet, trigger, cluster).await? {
+                Err(why) => why,
+                Ok(()) => format!(
+                    "cluster {cluster} matches it, but the manager has not generated a profile \
+                     for it yet"
+                ),
+            },
+        };
+        return Ok(node
+            .health(Health::Broken)
+            .saying(format!("generated no ClusterProfile for it: {why}")));
     }
-    node = node.saying(format!("generated {} ClusterProfiles", for_it.len()));
+    node = node
+        .saying(format!("generated {} ClusterProfiles", for_it.len()))
+        .judged(trigger);
     for profile in for_it {
         node = node.with(profile_down(fleet, profile).await?);
     }
@@ -287,9 +413,25 @@ async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node
         ));
     }
     node = node.saying(format!("deployed to {} clusters", summaries.len()));
+    if profile["spec"]["syncMode"] == "DryRun" {
+        node = node.health(Health::Broken).saying(
+            "in DryRun: the deployer changes nothing and reports what it would do in \
+             ClusterReports",
+        );
+    }
     for summary in &summaries {
         let destination = spec_cluster(summary);
         let mut summary_node = summary_node(summary);
+        let (namespace, cluster_name) = destination.split_once('/').unwrap_or(("", &destination));
+        if let Some(cluster) = fleet
+            .sveltos("SveltosCluster", Some(namespace), cluster_name)
+            .await?
+            && cluster["spec"]["paused"] == true
+        {
+            summary_node = summary_node.health(Health::Broken).saying(format!(
+                "cluster {destination} is paused: nothing is deployed or withdrawn there"
+            ));
+        }
         for object in deployed(fleet, summary, name, &destination).await {
             summary_node = summary_node.with(object);
         }
