@@ -84,7 +84,10 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> R
 
 /// Why `labels` do not match `selector`, in words (the first requirement that fails), or
 /// `None` when they match.
-pub fn mismatch(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> Result<Option<String>> {
+pub fn mismatch(
+    selector: &LabelSelector,
+    labels: &BTreeMap<String, String>,
+) -> Result<Option<String>> {
     let has = |key: &str| match labels.get(key) {
         Some(value) => format!("its label {key} is {value:?}"),
         None => format!("it has no label {key}"),
