@@ -377,15 +377,61 @@ async fn kubectl_commands_work() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A ConfigMap the limited account may not create.
+const CONFIGMAP_DENIED: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: denied\ndata:\n  a: b\n";
+/// The one ConfigMap the limited account may create.
+const CONFIGMAP_ALLOWED: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: allowed\ndata:\n  a: b\n";
+
 /// Authentication and RBAC as kubectl users meet them: a ServiceAccount token from
 /// `kubectl create token`, `auth can-i` (allowed, denied, impersonated, `--list`), a Forbidden
-/// answer in kube-apiserver's words, a refused bogus token, and escalation prevention.
+/// answer in kube-apiserver's words, a refused bogus token, escalation prevention, and
+/// server-side apply authorized as a create when it creates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_meets_rbac() {
     let (dir, sb) = start("sbx-kubectl-rbac").await;
-    let setup: [&[&str]; 5] = [
+    let setup: [&[&str]; 9] = [
         &["create", "ns", "team"],
         &["create", "sa", "limited", "-n", "team"],
+        // Server-side apply may patch any ConfigMap but create only the one named `allowed`.
+        &[
+            "create",
+            "role",
+            "cm-patcher",
+            "--verb=patch",
+            "--resource=configmaps",
+            "-n",
+            "team",
+        ],
+        &[
+            "create",
+            "role",
+            "cm-creator",
+            "--verb=create",
+            "--resource=configmaps",
+            "--resource-name=allowed",
+            "-n",
+            "team",
+        ],
+        &[
+            "create",
+            "rolebinding",
+            "cm-patch",
+            "--role=cm-patcher",
+            "--serviceaccount=team:limited",
+            "-n",
+            "team",
+        ],
+        &[
+            "create",
+            "rolebinding",
+            "cm-create",
+            "--role=cm-creator",
+            "--serviceaccount=team:limited",
+            "-n",
+            "team",
+        ],
         &[
             "create",
             "role",
@@ -529,11 +575,60 @@ async fn kubectl_meets_rbac() {
             "users \"someone\" is forbidden: User \"system:serviceaccount:team:limited\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
         ),
     ];
-    let steps = steps
+    let mut steps: Vec<_> = steps
         .into_iter()
         .map(|(args, ok, want)| (args, None, ok, want))
         .collect();
+    // An apply that creates is also a create, of that name (resourceNames apply to it); a
+    // POST create carries no name, so a grant limited by name never allows it.
+    let apply = ["apply", "--server-side", "-f", "-", "-n", "team", &token];
+    steps.extend([
+        (
+            apply.to_vec(),
+            Some(CONFIGMAP_DENIED),
+            false,
+            "configmaps \"denied\" is forbidden",
+        ),
+        (
+            apply.to_vec(),
+            Some(CONFIGMAP_ALLOWED),
+            true,
+            "configmap/allowed serverside-applied",
+        ),
+        (
+            vec!["create", "configmap", "allowed", "-n", "team", &token],
+            None,
+            false,
+            "configmaps is forbidden: User \"system:serviceaccount:team:limited\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"team\"",
+        ),
+    ]);
     run_steps(&dir, steps).await;
+    // `auth can-i --list`: one row per rule, the resource first and its verbs last.
+    let (ok, listed) = kubectl(&dir, &["auth", "can-i", "--list", "-n", "team", sa], None).await;
+    assert!(ok, "{listed}");
+    let rows = |resource: &str| -> Vec<Vec<&str>> {
+        listed
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(resource))
+            .map(|l| l.split_whitespace().collect())
+            .collect()
+    };
+    assert_eq!(
+        rows("pods"),
+        [["pods", "[]", "[]", "[get", "list]"]],
+        "{listed}"
+    );
+    let mut configmaps = rows("configmaps");
+    configmaps.sort();
+    assert_eq!(
+        configmaps,
+        [
+            ["configmaps", "[]", "[]", "[patch]"],
+            ["configmaps", "[]", "[allowed]", "[create]"]
+        ],
+        "{listed}"
+    );
+    assert!(rows("secrets").is_empty(), "{listed}");
     sb.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

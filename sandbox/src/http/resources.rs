@@ -1,6 +1,7 @@
 //! Resource endpoints: list, get, create, update, patch, delete (+ `/status`, `/scale`).
 
 use super::{Req, response, table, watch};
+use crate::auth::Attributes;
 use crate::error::{Error, Result};
 use crate::meta::meta_str;
 use crate::patch::{self, PatchType};
@@ -466,6 +467,26 @@ fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     Ok(response::json(200, &store.to_version(&t.info, &obj)?))
 }
 
+/// An apply that creates its object is also a `create` of that name, authorized as
+/// kube-apiserver's patch handler does (`createAuthorizerAttributes`): a grant of `patch` alone
+/// cannot make new objects.
+fn authorize_create(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<()> {
+    let attrs = Attributes::resource("create", &t.info.group, &t.info.plural, ns_of(t), name);
+    let decision = crate::auth::rbac::authorize(&store.policy(), &req.user, &attrs);
+    if decision.allowed {
+        return Ok(());
+    }
+    let qualified = if t.info.group.is_empty() {
+        t.info.plural.clone()
+    } else {
+        format!("{}.{}", t.info.plural, t.info.group)
+    };
+    Err(Error::Forbidden(format!(
+        "{qualified} {name:?} is forbidden: {}",
+        decision.reason
+    )))
+}
+
 /// kube-apiserver's answer to a PATCH of a content type it has no patcher for.
 const UNKNOWN_MEDIA_TYPE: &str = "415: Unsupported Media Type";
 
@@ -487,6 +508,9 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
         }
         let body = decode_body(req)?;
         let existed = store.get(&t.info, ns, name).is_ok();
+        if !existed && t.sub.is_empty() {
+            authorize_create(store, req, t, name)?;
+        }
         let obj = store.apply(&t.info, ns, name, &body, force, &opts)?;
         return Ok(response::json(
             if existed { 200 } else { 201 },
