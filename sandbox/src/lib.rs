@@ -9,6 +9,7 @@ pub mod auth;
 pub mod controllers;
 pub mod defaults;
 pub mod error;
+pub mod events;
 pub mod fields;
 pub mod http;
 pub mod meta;

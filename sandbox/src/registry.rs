@@ -65,6 +65,9 @@ impl ResourceInfo {
 
     /// Storage identity.
     pub fn group_resource(&self) -> GroupResource {
+        if crate::events::is_events_api(self) {
+            return crate::events::storage();
+        }
         GroupResource {
             group: self.group.clone(),
             resource: self.plural.clone(),

@@ -361,6 +361,9 @@ impl Store {
         if obj.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
             return Ok(obj.clone());
         }
+        if crate::events::is_events_api(info) {
+            return Ok(crate::events::from_core(obj));
+        }
         if info.conversion_webhook {
             let converter = self.converter.read().ok().and_then(|c| c.clone());
             let converted = match (converter, &info.webhook) {
@@ -383,8 +386,12 @@ impl Store {
     }
 
     /// `obj` (written in `info`'s version) in the version it is stored in: converted by the
-    /// webhook when `info` is not the storage version of a webhook-converted kind.
+    /// webhook when `info` is not the storage version of a webhook-converted kind, and Events
+    /// written through `events.k8s.io` in their core form.
     fn to_storage(&self, st: &State, info: &ResourceInfo, obj: Value) -> Result<Value> {
+        if crate::events::is_events_api(info) {
+            return Ok(crate::events::to_core(&obj));
+        }
         let Some(storage) = info
             .storage_version
             .as_deref()

@@ -67,6 +67,9 @@ fn age_column() -> Column {
 }
 
 fn columns(info: &ResourceInfo) -> Vec<Column> {
+    if info.plural == "events" && (info.group.is_empty() || info.group == "events.k8s.io") {
+        return event_columns();
+    }
     let mut columns = vec![name_column()];
     if !info.printer_columns.is_empty() {
         for printer in &info.printer_columns {
@@ -110,6 +113,109 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
     }
     columns.push(age_column());
     columns
+}
+
+/// kube-apiserver's Event columns (its printers' `printEvent`, always generated wide; kubectl
+/// shows the priority 1 columns with `-o wide`). Both Events APIs print the core form.
+fn event_columns() -> Vec<Column> {
+    let cell = |name: &str, priority: u8, cell: fn(&Value) -> Value| {
+        let mut column = column(name, "string", "", "", Cell::Computed(cell));
+        column.definition["priority"] = json!(priority);
+        column
+    };
+    let mut name = cell("Name", 1, |o| o["metadata"]["name"].clone());
+    name.definition["format"] = json!("name");
+    vec![
+        cell("Last Seen", 0, |o| json!(event_last_seen(&core_event(o)))),
+        cell("Type", 0, |o| core_event(o)["type"].clone()),
+        cell("Reason", 0, |o| core_event(o)["reason"].clone()),
+        cell("Object", 0, |o| json!(event_target(&core_event(o)))),
+        cell("Subobject", 1, |o| {
+            json!(
+                core_event(o)["involvedObject"]["fieldPath"]
+                    .as_str()
+                    .unwrap_or_default()
+            )
+        }),
+        cell("Source", 1, |o| json!(event_source(&core_event(o)))),
+        cell("Message", 0, |o| {
+            json!(core_event(o)["message"].as_str().unwrap_or_default().trim())
+        }),
+        cell("First Seen", 1, |o| json!(event_first_seen(&core_event(o)))),
+        cell("Count", 1, |o| json!(event_count(&core_event(o)))),
+        name,
+    ]
+}
+
+/// An Event in its core form, whichever API it was read through.
+fn core_event(object: &Value) -> Value {
+    if object["apiVersion"] == "events.k8s.io/v1" {
+        crate::events::to_core(object)
+    } else {
+        object.clone()
+    }
+}
+
+/// How long ago a timestamp was, or `<unknown>`.
+fn since(timestamp: &Value) -> String {
+    match timestamp.as_str().and_then(|t| t.parse::<Timestamp>().ok()) {
+        Some(then) => human_duration((Timestamp::now().as_second() - then.as_second()).max(0)),
+        None => "<unknown>".to_owned(),
+    }
+}
+
+fn event_first_seen(event: &Value) -> String {
+    match event.get("firstTimestamp").filter(|t| t.is_string()) {
+        Some(first) => since(first),
+        None => since(&event["eventTime"]),
+    }
+}
+
+fn event_last_seen(event: &Value) -> String {
+    if let Some(observed) = event["series"].get("lastObservedTime") {
+        return since(observed);
+    }
+    match event.get("lastTimestamp").filter(|t| t.is_string()) {
+        Some(last) => since(last),
+        None => event_first_seen(event),
+    }
+}
+
+fn event_count(event: &Value) -> i64 {
+    match event["series"].get("count") {
+        Some(count) => count.as_i64().unwrap_or_default(),
+        None => match event["count"].as_i64().unwrap_or_default() {
+            // Singleton events of the new API carry no count.
+            0 => 1,
+            count => count,
+        },
+    }
+}
+
+fn event_target(event: &Value) -> String {
+    let object = &event["involvedObject"];
+    let kind = object["kind"].as_str().unwrap_or_default().to_lowercase();
+    match object["name"].as_str().filter(|n| !n.is_empty()) {
+        Some(name) => format!("{kind}/{name}"),
+        None => kind,
+    }
+}
+
+fn event_source(event: &Value) -> String {
+    let first = |a: &Value, b: &Value| {
+        a.as_str()
+            .filter(|s| !s.is_empty())
+            .or(b.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let component = first(&event["source"]["component"], &event["reportingComponent"]);
+    let instance = first(&event["source"]["host"], &event["reportingInstance"]);
+    if instance.is_empty() {
+        component
+    } else {
+        format!("{component}, {instance}")
+    }
 }
 
 fn data_count(object: &Value) -> usize {

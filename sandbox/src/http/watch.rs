@@ -102,8 +102,7 @@ impl Stream {
     }
 
     fn matches(&self, ev: &Event) -> bool {
-        ev.gr.group == self.info.group
-            && ev.gr.resource == self.info.plural
+        ev.gr == self.info.group_resource()
             && self.ns.as_deref().is_none_or(|n| n == ev.namespace)
             && self.p.labels.matches(&ev.object)
             && self.p.fields.matches(&ev.object)
