@@ -4,17 +4,31 @@
 //! one candidate per line, then `:<directive>`.
 //!
 //! Candidates come from the command tree (subcommands, flags, a flag's fixed values) and, where
-//! a flag names an object, from the cluster the command line names: contexts for `--context`,
-//! namespaces for `-n`, `namespace/name` of SveltosClusters for `--cluster`.
+//! a flag or argument names an object, from the cluster the command line names: contexts for
+//! `--context`, namespaces for `-n`, `namespace/name` of SveltosClusters for `--cluster`,
+//! ClusterProfiles for `--profile`, registered clusters for `--name`, and `KIND/NAME`
+//! arguments (the kind first, then the names of its objects in the `--cluster` and `-n` given).
 
+use crate::chain::MANAGEMENT;
+use crate::chain::fleet::Fleet;
 use crate::connect::ClusterArgs;
 use clap::Command;
 use std::time::Duration;
 
 /// cobra's directive: complete with files as the shell would.
 const DEFAULT: u8 = 0;
+/// cobra's directive: no space after the candidate (a `kind/` still to be followed by a name).
+const NO_SPACE: u8 = 2;
 /// cobra's directive: no file names after these candidates.
 const NO_FILES: u8 = 4;
+/// The kinds of the management cluster `explain` and `trace` start from.
+const SVELTOS_KINDS: [&str; 5] = [
+    "clusterprofile",
+    "clustersummary",
+    "eventreport",
+    "eventsource",
+    "eventtrigger",
+];
 /// How long a completion may wait for the cluster.
 const TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -53,6 +67,30 @@ pub fn script(command: &mut Command, shell: Shell, out: &mut impl std::io::Write
     clap_complete::generate(shell, command, name, out);
 }
 
+/// What the words before the one being completed said: the command they reached, the flags
+/// that name where objects are, and how many positional arguments they gave.
+#[derive(Default)]
+struct Line {
+    cluster: ClusterArgs,
+    /// `-n`/`--namespace`.
+    namespace: Option<String>,
+    /// `--cluster`: the managed cluster objects are read in.
+    managed: Option<String>,
+    positionals: usize,
+}
+
+impl Line {
+    fn remember(&mut self, flag: &str, value: &str) {
+        match flag {
+            "kubeconfig" => self.cluster.kubeconfig = Some(value.into()),
+            "context" => self.cluster.context = Some(value.to_owned()),
+            "namespace" => self.namespace = Some(value.to_owned()),
+            "cluster" => self.managed = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+}
+
 /// What completing the last of `words` (the words after the plugin's name) offers, and the
 /// directive for the shell.
 pub async fn candidates(root: &Command, words: &[String]) -> (Vec<String>, u8) {
@@ -61,40 +99,64 @@ pub async fn candidates(root: &Command, words: &[String]) -> (Vec<String>, u8) {
         None => ("", &[][..]),
     };
     let mut command = root;
-    let mut cluster = ClusterArgs::default();
+    let mut line = Line::default();
     let mut pending: Option<String> = None;
     for word in before {
         if let Some(flag) = pending.take() {
-            remember(&mut cluster, &flag, word);
+            line.remember(&flag, word);
             continue;
         }
         if let Some(flag) = word.strip_prefix("--") {
             match flag.split_once('=') {
-                Some((name, value)) => remember(&mut cluster, name, value),
+                Some((name, value)) => line.remember(name, value),
                 None if takes_value(command, flag) => pending = Some(flag.to_owned()),
                 None => {}
             }
         } else if let Some(short) = word.strip_prefix('-').and_then(|w| w.chars().next()) {
             if let Some(long) = long_of(command, short)
-                && word.len() == 2
                 && takes_value(command, &long)
             {
-                pending = Some(long);
+                match word.get(2..).filter(|v| !v.is_empty()) {
+                    Some(value) => line.remember(&long, value),
+                    None => pending = Some(long),
+                }
             }
         } else if let Some(sub) = command.find_subcommand(word) {
             command = sub;
+        } else {
+            line.positionals += 1;
         }
     }
-    let offered = match pending {
-        Some(flag) => return values(command, &flag, &cluster, partial).await,
-        None if partial.starts_with('-') => flags(command),
-        None => command
+    if let Some(flag) = pending {
+        return values(command, &flag, &line, partial).await;
+    }
+    if partial.starts_with('-') {
+        return (filter(flags(command), partial), NO_FILES);
+    }
+    if command.has_subcommands() {
+        let offered = command
             .get_subcommands()
             .filter(|s| !s.is_hide_set() && s.get_name() != "help")
             .map(|s| s.get_name().to_owned())
-            .collect(),
-    };
-    (filter(offered, partial), NO_FILES)
+            .collect();
+        return (filter(offered, partial), NO_FILES);
+    }
+    match command.get_positionals().nth(line.positionals) {
+        Some(arg) if arg.get_id() == "target" => {
+            tokio::time::timeout(TIMEOUT, objects(command, &line, partial))
+                .await
+                .unwrap_or((Vec::new(), NO_FILES))
+        }
+        Some(arg) => {
+            let fixed = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            (filter(fixed, partial), NO_FILES)
+        }
+        None => (Vec::new(), NO_FILES),
+    }
 }
 
 fn filter(offered: Vec<String>, partial: &str) -> Vec<String> {
@@ -104,12 +166,34 @@ fn filter(offered: Vec<String>, partial: &str) -> Vec<String> {
         .collect()
 }
 
-fn remember(cluster: &mut ClusterArgs, flag: &str, value: &str) {
-    match flag {
-        "kubeconfig" => cluster.kubeconfig = Some(value.into()),
-        "context" => cluster.context = Some(value.to_owned()),
-        _ => {}
-    }
+/// `KIND/NAME` arguments: `kind/` while the kind is being typed (without a space after it),
+/// then the names of that kind's objects, read from the cluster the line names.
+async fn objects(command: &Command, line: &Line, partial: &str) -> (Vec<String>, u8) {
+    let Some(mut fleet) = client(&line.cluster).await.map(Fleet::new) else {
+        return (Vec::new(), NO_FILES);
+    };
+    let cluster = line.managed.as_deref().unwrap_or(MANAGEMENT);
+    let Some((kind, _)) = partial.split_once('/') else {
+        let kinds = match command.get_name() {
+            // `show usage` takes only these.
+            "usage" => ["clusterprofile", "configmap", "secret"]
+                .map(str::to_owned)
+                .to_vec(),
+            _ if cluster == MANAGEMENT => SVELTOS_KINDS.map(str::to_owned).to_vec(),
+            _ => fleet.kind_names(cluster).await.unwrap_or_default(),
+        };
+        let kinds = kinds.into_iter().map(|k| format!("{k}/")).collect();
+        return (filter(kinds, partial), NO_FILES | NO_SPACE);
+    };
+    let namespace = line.namespace.as_deref().unwrap_or("default");
+    let names = fleet
+        .names(cluster, kind, namespace)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|name| format!("{kind}/{name}"))
+        .collect();
+    (filter(names, partial), NO_FILES)
 }
 
 fn takes_value(command: &Command, long: &str) -> bool {
@@ -138,12 +222,8 @@ fn flags(command: &Command) -> Vec<String> {
 }
 
 /// The values of `flag`: its fixed ones, or names read from the cluster.
-async fn values(
-    command: &Command,
-    flag: &str,
-    cluster: &ClusterArgs,
-    partial: &str,
-) -> (Vec<String>, u8) {
+async fn values(command: &Command, flag: &str, line: &Line, partial: &str) -> (Vec<String>, u8) {
+    let cluster = &line.cluster;
     let fixed: Vec<String> = command
         .get_arguments()
         .find(|a| a.get_long() == Some(flag))
@@ -163,6 +243,13 @@ async fn values(
             .await
             .unwrap_or_default(),
         "cluster" => tokio::time::timeout(TIMEOUT, clusters(cluster))
+            .await
+            .unwrap_or_default(),
+        "profile" => tokio::time::timeout(TIMEOUT, profiles(cluster))
+            .await
+            .unwrap_or_default(),
+        // `deregister cluster --name`: the clusters registered in `--namespace`.
+        "name" => tokio::time::timeout(TIMEOUT, cluster_names(cluster, line.namespace.as_deref()))
             .await
             .unwrap_or_default(),
         // Files (kubeconfigs, manifests) and free text: the shell's own completion.
@@ -190,33 +277,52 @@ async fn namespaces(cluster: &ClusterArgs) -> Vec<String> {
         return Vec::new();
     };
     let api: kube::Api<Namespace> = kube::Api::all(client);
-    api.list_metadata(&Default::default())
-        .await
-        .map(|list| {
-            list.items
-                .into_iter()
-                .filter_map(|n| n.metadata.name)
-                .collect()
-        })
-        .unwrap_or_default()
+    metadata_names(api, |meta| meta.name.clone().unwrap_or_default()).await
 }
 
+/// `namespace/name` of the registered clusters.
 async fn clusters(cluster: &ClusterArgs) -> Vec<String> {
     let Some(client) = client(cluster).await else {
         return Vec::new();
     };
     let api: kube::Api<api::v1beta1::SveltosCluster> = kube::Api::all(client);
+    metadata_names(api, |meta| {
+        let namespace = meta.namespace.clone().unwrap_or_default();
+        format!("{namespace}/{}", meta.name.clone().unwrap_or_default())
+    })
+    .await
+}
+
+/// The names of the clusters registered in `namespace` (`default` unless given).
+async fn cluster_names(cluster: &ClusterArgs, namespace: Option<&str>) -> Vec<String> {
+    let Some(client) = client(cluster).await else {
+        return Vec::new();
+    };
+    let api: kube::Api<api::v1beta1::SveltosCluster> =
+        kube::Api::namespaced(client, namespace.unwrap_or("default"));
+    metadata_names(api, |meta| meta.name.clone().unwrap_or_default()).await
+}
+
+/// The ClusterProfiles' names.
+async fn profiles(cluster: &ClusterArgs) -> Vec<String> {
+    let Some(client) = client(cluster).await else {
+        return Vec::new();
+    };
+    let api: kube::Api<api::v1beta1::ClusterProfile> = kube::Api::all(client);
+    metadata_names(api, |meta| meta.name.clone().unwrap_or_default()).await
+}
+
+/// Each object's name in the form `name` gives it, or nothing when the list fails.
+async fn metadata_names<K>(
+    api: kube::Api<K>,
+    name: impl Fn(&kube::api::ObjectMeta) -> String,
+) -> Vec<String>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     api.list_metadata(&Default::default())
         .await
-        .map(|list| {
-            list.items
-                .into_iter()
-                .map(|c| {
-                    let namespace = c.metadata.namespace.unwrap_or_default();
-                    format!("{namespace}/{}", c.metadata.name.unwrap_or_default())
-                })
-                .collect()
-        })
+        .map(|list| list.items.iter().map(|o| name(&o.metadata)).collect())
         .unwrap_or_default()
 }
 

@@ -24,9 +24,17 @@ fn bin_dir(work: &Path) -> PathBuf {
     bin
 }
 
+/// The bash-completion package's entry point.
+const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
+
 /// What bash offers for `line` (completing its last word) after sourcing bash-completion and
-/// kubectl's completion, as kubectl's documentation sets bash up.
+/// kubectl's completion, as kubectl's documentation sets bash up, with `$KUBECONFIG` set to
+/// `kubeconfig`.
 fn bash_complete(bin: &Path, kubeconfig: &Path, line: &str) -> Vec<String> {
+    assert!(
+        Path::new(BASH_COMPLETION).exists(),
+        "{BASH_COMPLETION} is missing: install Debian's bash-completion (.ci/run does)"
+    );
     let kubectl = Command::new("sh")
         .args(["-c", "command -v kubectl"])
         .output()
@@ -102,6 +110,66 @@ fn bash_completes_kubectl_sveltos_events_with_commands_flags_and_cluster_names()
     assert!(
         namespaces.contains(&"kube-system".to_owned()),
         "{namespaces:?}"
+    );
+    assert_eq!(
+        offered("kubectl sveltos-events deregister cluster --name "),
+        ["cluster-1"]
+    );
+
+    // KIND/NAME: the kind first, then the names of its objects where the line says.
+    for file in ["eventsource.yaml", "configmap.yaml", "eventtrigger.yaml"] {
+        common::apply_example(dir, "mgmt", "network-policy", file);
+    }
+    common::apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
+    let profile = common::eventually("a generated ClusterProfile", || {
+        common::profiles_of(dir, "service-network-policy")
+            .first()
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_owned())
+    });
+    assert_eq!(
+        offered("kubectl sveltos-events explain event"),
+        ["eventreport/", "eventsource/", "eventtrigger/"]
+    );
+    assert_eq!(
+        offered("kubectl sveltos-events trace eventtrigger/"),
+        ["eventtrigger/service-network-policy"]
+    );
+    assert_eq!(
+        offered("kubectl sveltos-events show usage con"),
+        ["configmap/"]
+    );
+    assert_eq!(
+        offered("kubectl sveltos-events show usage -n default configmap/net"),
+        ["configmap/network-policy"]
+    );
+    assert_eq!(
+        offered("kubectl sveltos-events show addons --profile "),
+        [profile.clone()]
+    );
+    // In a managed cluster, reached through its registration.
+    let kinds = offered("kubectl sveltos-events trace --cluster default/cluster-1 netw");
+    assert!(kinds.contains(&"networkpolicy/".to_owned()), "{kinds:?}");
+    assert_eq!(
+        offered("kubectl sveltos-events trace --cluster default/cluster-1 -n default service/my"),
+        ["service/my-service"]
+    );
+    // The kubeconfig the command line names, not $KUBECONFIG.
+    let nowhere = dir.join("no-such-kubeconfig");
+    let line = format!(
+        "kubectl sveltos-events explain --kubeconfig {} clusterprofile/",
+        kubeconfig.display()
+    );
+    assert_eq!(
+        bash_complete(&bin, &nowhere, &line),
+        [format!("clusterprofile/{profile}")]
+    );
+    assert!(
+        bash_complete(
+            &bin,
+            &nowhere,
+            "kubectl sveltos-events explain clusterprofile/"
+        )
+        .is_empty()
     );
 }
 

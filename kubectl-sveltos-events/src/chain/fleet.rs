@@ -158,6 +158,41 @@ impl Fleet {
             .unwrap_or_default())
     }
 
+    /// The kinds `cluster` serves, as kubectl users type them (`service`, `eventtrigger`).
+    pub async fn kind_names(&mut self, cluster: &str) -> anyhow::Result<Vec<String>> {
+        let mut names: Vec<String> = self
+            .discovered(cluster)
+            .await?
+            .iter()
+            .map(|known| known.resource.kind.to_lowercase())
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    /// The names of the objects of the kind `text` names in `cluster` (in `namespace`, for a
+    /// namespaced kind).
+    pub async fn names(
+        &mut self,
+        cluster: &str,
+        text: &str,
+        namespace: &str,
+    ) -> anyhow::Result<Vec<String>> {
+        let (resource, scope) = self.resolve(cluster, text).await?;
+        let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
+        let list = Self::api(client, &resource, &scope, Some(namespace))
+            .list_metadata(&ListParams::default())
+            .await
+            .map_err(in_words)
+            .with_context(|| format!("listing {} in {cluster}", resource.plural))?;
+        Ok(list
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect())
+    }
+
     /// The kind `text` names in `cluster`, as kubectl reads it: `Kind`, its plural, singular
     /// or short name, any case, optionally `.group`.
     pub async fn resolve(
