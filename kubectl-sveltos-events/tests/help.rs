@@ -22,7 +22,7 @@ fn no_command_is_a_guide_and_every_command_has_an_example() {
             "{guide}"
         );
     }
-    let commands: [&[&str]; 13] = [
+    let commands: [&[&str]; 14] = [
         &["sandbox"],
         &["install"],
         &["check"],
@@ -36,6 +36,7 @@ fn no_command_is_a_guide_and_every_command_has_an_example() {
         &["deregister", "cluster"],
         &["version"],
         &["eval"],
+        &["completion"],
     ];
     for command in commands {
         let mut args = command.to_vec();
