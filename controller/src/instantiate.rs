@@ -9,6 +9,7 @@ use api::labels::{
     TEX_TEMPLATE_ANNOTATION,
 };
 use api::v1beta1::PolicyRef;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::Value;
 
 use crate::identity::{generated_name, with_reference};
@@ -29,6 +30,39 @@ pub struct Referenced {
     pub data: BTreeMap<String, String>,
     /// Secret type, for Secrets.
     pub secret_type: Option<String>,
+}
+
+impl Referenced {
+    /// A ConfigMap as templates read it.
+    pub fn from_config_map(object: &ConfigMap) -> Referenced {
+        Referenced {
+            kind: "ConfigMap".to_owned(),
+            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+            annotations: object.metadata.annotations.clone().unwrap_or_default(),
+            data: object.data.clone().unwrap_or_default(),
+            secret_type: None,
+        }
+    }
+
+    /// A Secret as templates read it: its data decoded as text, `stringData` over it.
+    pub fn from_secret(object: &Secret) -> Referenced {
+        let mut data: BTreeMap<String, String> = object
+            .data
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), String::from_utf8_lossy(&v.0).into_owned()))
+            .collect();
+        data.extend(object.string_data.clone().unwrap_or_default());
+        Referenced {
+            kind: "Secret".to_owned(),
+            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+            annotations: object.metadata.annotations.clone().unwrap_or_default(),
+            data,
+            secret_type: object.type_.clone(),
+        }
+    }
 }
 
 /// Read access to the ConfigMaps and Secrets of the management cluster.

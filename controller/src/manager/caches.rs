@@ -110,35 +110,12 @@ pub fn referenced(
     name: &str,
 ) -> Option<Referenced> {
     match kind {
-        "ConfigMap" => {
-            let object = config_maps.get(&ObjectRef::new(name).within(namespace))?;
-            Some(Referenced {
-                kind: kind.to_string(),
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                annotations: object.metadata.annotations.clone().unwrap_or_default(),
-                data: object.data.clone().unwrap_or_default(),
-                secret_type: None,
-            })
-        }
-        "Secret" => {
-            let object = secrets.get(&ObjectRef::new(name).within(namespace))?;
-            let mut data: BTreeMap<String, String> = object
-                .data
-                .iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), String::from_utf8_lossy(&v.0).into_owned()))
-                .collect();
-            data.extend(object.string_data.clone().unwrap_or_default());
-            Some(Referenced {
-                kind: kind.to_string(),
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                annotations: object.metadata.annotations.clone().unwrap_or_default(),
-                data,
-                secret_type: object.type_.clone(),
-            })
-        }
+        "ConfigMap" => config_maps
+            .get(&ObjectRef::new(name).within(namespace))
+            .map(|o| Referenced::from_config_map(&o)),
+        "Secret" => secrets
+            .get(&ObjectRef::new(name).within(namespace))
+            .map(|o| Referenced::from_secret(&o)),
         _ => None,
     }
 }
