@@ -10,6 +10,7 @@ pub mod demo;
 pub mod install;
 pub mod kubeconfig;
 pub mod manifests;
+pub mod offline;
 pub mod register;
 pub mod sandbox;
 pub mod system;

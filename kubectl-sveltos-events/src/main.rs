@@ -2,7 +2,7 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use kubectl_sveltos_events::{
-    chain, check, complete, install, register, sandbox, tui, uninstall, version,
+    chain, check, complete, install, offline, register, sandbox, tui, uninstall, version,
 };
 
 /// Event-driven add-ons for Kubernetes, the Sveltos way.
@@ -60,6 +60,9 @@ enum Command {
     /// default/cluster-1`. Exit 0 the chain is whole, 1 a link is broken (it says why), 2 the
     /// command could not run.
     Trace(chain::cli::Args),
+    /// What the manager would create for EventTriggers, offline: ClusterProfiles and
+    /// instantiated ConfigMaps/Secrets from files, no cluster needed.
+    Render(offline::Args),
     /// A live view of events, reports, generated ClusterProfiles and add-ons as they happen.
     Tui(tui::Args),
     /// Show what sveltos-events did: `show addons`, `show usage`.
@@ -133,6 +136,11 @@ async fn main() -> anyhow::Result<()> {
             )
             .await,
         ),
+        Command::Render(args) => exit_with(offline::run(
+            &args,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )),
         Command::Tui(args) => exit_on_error(tui::run(args).await),
         Command::Show(Show::Addons(args)) => {
             exit_with(chain::addons::show_addons(args, &mut std::io::stdout()).await)

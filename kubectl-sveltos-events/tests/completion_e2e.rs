@@ -144,7 +144,7 @@ fn bash_completes_kubectl_sveltos_events_with_commands_flags_and_cluster_names()
     );
     assert_eq!(
         offered("kubectl sveltos-events show addons --profile "),
-        [profile.clone()]
+        std::slice::from_ref(&profile)
     );
     // In a managed cluster, reached through its registration.
     let kinds = offered("kubectl sveltos-events trace --cluster default/cluster-1 netw");

@@ -22,7 +22,7 @@ fn no_command_is_a_guide_and_every_command_has_an_example() {
             "{guide}"
         );
     }
-    let commands: [&[&str]; 14] = [
+    let commands: [&[&str]; 15] = [
         &["sandbox"],
         &["install"],
         &["check"],
@@ -37,6 +37,7 @@ fn no_command_is_a_guide_and_every_command_has_an_example() {
         &["version"],
         &["eval"],
         &["completion"],
+        &["render"],
     ];
     for command in commands {
         let mut args = command.to_vec();

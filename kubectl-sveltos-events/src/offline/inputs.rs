@@ -1,0 +1,187 @@
+//! What `render` reads: files and folders of YAML or JSON documents, sorted by what each
+//! document is to the manager (an EventTrigger, an EventSource, a ConfigMap or Secret a trigger
+//! references, a cluster) and, for everything else, a resource of the source cluster.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, anyhow, bail};
+use api::load::Object;
+use api::v1beta1::{EventSource, EventTrigger};
+use controller::clusters::Cluster;
+use controller::instantiate::Referenced;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use serde_json::Value;
+
+/// How many files `render` reads at most (a folder of a whole repository is a mistake).
+const MAX_FILES: usize = 10_000;
+
+/// The documents of the files, sorted.
+#[derive(Default)]
+pub struct Inputs {
+    /// EventTriggers, and EventBasedAddOns as the EventTriggers they stand for.
+    pub triggers: Vec<EventTrigger>,
+    /// EventSources.
+    pub sources: Vec<EventSource>,
+    /// ConfigMaps and Secrets of the management cluster that triggers reference.
+    pub referenced: Vec<Referenced>,
+    /// SveltosClusters and Cluster API Clusters.
+    pub clusters: Vec<Cluster>,
+    /// Every other object: the source cluster's resources.
+    pub resources: Vec<Value>,
+    /// Documents left out, with why (objects the manager writes, not reads).
+    pub skipped: Vec<String>,
+}
+
+/// Reads every document of `paths` (files, or folders read recursively for `.yaml`, `.yml`
+/// and `.json` files, in name order).
+pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
+    let mut files = Vec::new();
+    for path in paths {
+        collect(path, &mut files)?;
+    }
+    let mut inputs = Inputs::default();
+    let mut config_objects = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let documents = api::load::documents(&text)
+            .with_context(|| format!("{} is not YAML or JSON", file.display()))?;
+        for document in documents.into_iter().flat_map(list_items) {
+            let describe = agent::select::describe(&document);
+            let object = api::load::object(document)
+                .with_context(|| format!("{}: {describe}", file.display()))?;
+            sort(object, &mut inputs, &mut config_objects)
+                .with_context(|| format!("{}: {describe}", file.display()))?;
+        }
+    }
+    for object in config_objects {
+        match referenced(&object)? {
+            Some(found) if is_referenced(&inputs.triggers, &found) => {
+                inputs.referenced.push(found);
+            }
+            _ => inputs.resources.push(object),
+        }
+    }
+    Ok(inputs)
+}
+
+/// A `List` (`kubectl get -o json` of several objects) as its items; any other document as
+/// itself.
+fn list_items(document: Value) -> Vec<Value> {
+    let is_list = document["kind"]
+        .as_str()
+        .is_some_and(|kind| kind.ends_with("List"))
+        && document["items"].is_array();
+    match document {
+        Value::Object(mut fields) if is_list => match fields.remove("items") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        other => vec![other],
+    }
+}
+
+fn collect(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_dir() {
+        files.push(path.to_owned());
+    } else {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("cannot list {}", path.display()))?
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("cannot list {}", path.display()))?;
+        entries.sort();
+        for entry in entries {
+            let wanted = entry
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
+            if entry.is_dir() || wanted {
+                collect(&entry, files)?;
+            }
+        }
+    }
+    if files.len() > MAX_FILES {
+        bail!("more than {MAX_FILES} files under {}", path.display());
+    }
+    Ok(())
+}
+
+fn sort(object: Object, inputs: &mut Inputs, config: &mut Vec<Value>) -> anyhow::Result<()> {
+    match object {
+        Object::EventTrigger(trigger) => inputs.triggers.push(*trigger),
+        Object::EventBasedAddOn(addon) => inputs.triggers.push(addon.to_event_trigger()?),
+        Object::EventSource(source) => inputs.sources.push(*source),
+        Object::SveltosCluster(cluster) => {
+            inputs.clusters.push(Cluster::from_sveltos(&cluster)?);
+        }
+        Object::EventReport(_) | Object::ClusterProfile(_) | Object::ClusterSummary(_) => {
+            inputs.skipped.push(api::load::describe(&object));
+        }
+        Object::Other(value) => {
+            let (group, _, kind) = agent::select::gvk(&value);
+            match (group, kind) {
+                ("cluster.x-k8s.io", "Cluster") => inputs.clusters.push(Cluster::from_capi(&value)),
+                ("", "ConfigMap" | "Secret") => config.push(value),
+                _ => inputs.resources.push(value),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A ConfigMap or Secret document as the manager reads it.
+fn referenced(object: &Value) -> anyhow::Result<Option<Referenced>> {
+    let (_, _, kind) = agent::select::gvk(object);
+    Ok(Some(match kind {
+        "ConfigMap" => Referenced::from_config_map(&typed::<ConfigMap>(object)?),
+        "Secret" => Referenced::from_secret(&typed::<Secret>(object)?),
+        _ => return Ok(None),
+    }))
+}
+
+/// Whether a trigger reads `found` from the management cluster: its policyRefs,
+/// kustomizationRefs, generators or templateResourceRefs name it (a reference whose name or
+/// namespace is a template may name any object of its kind).
+fn is_referenced(triggers: &[EventTrigger], found: &Referenced) -> bool {
+    let names = |kind: &str, namespace: &str, name: &str| {
+        let templated = |text: &str| text.contains("{{");
+        kind == found.kind
+            && (name == found.name || templated(name))
+            && (namespace.is_empty() || namespace == found.namespace || templated(namespace))
+    };
+    triggers.iter().any(|trigger| {
+        let spec = &trigger.spec;
+        let text = |field: &Option<String>| field.clone().unwrap_or_default();
+        spec.policy_refs
+            .iter()
+            .any(|r| names(&r.kind, &r.namespace, &r.name))
+            || spec
+                .kustomization_refs
+                .iter()
+                .any(|r| names(&r.kind, &r.namespace, &r.name))
+            || spec
+                .config_map_generator
+                .iter()
+                .any(|g| names("ConfigMap", &g.namespace, &g.name))
+            || spec
+                .secret_generator
+                .iter()
+                .any(|g| names("Secret", &g.namespace, &g.name))
+            || spec.template_resource_refs.iter().any(|r| {
+                let resource = &r.resource;
+                names(
+                    &text(&resource.kind),
+                    &text(&resource.namespace),
+                    &text(&resource.name),
+                )
+            })
+    })
+}
+
+/// `object` as a typed `T`.
+fn typed<T: serde::de::DeserializeOwned>(object: &Value) -> anyhow::Result<T> {
+    serde_json::from_value(object.clone()).map_err(|e| anyhow!("not a valid object: {e}"))
+}

@@ -1,0 +1,119 @@
+//! The manager's view of the world, made from files: the clusters, EventSources and referenced
+//! ConfigMaps/Secrets as written, and each EventReport as the agent would write it, by
+//! evaluating the EventSource over the source cluster's resources with the agent's own code.
+
+use std::collections::BTreeMap;
+
+use agent::evaluate::evaluate_event_source;
+use agent::hub::report::publication;
+use agent::runtime::{Limits, LuaRuntime};
+use api::v1beta1::{EventReport, event_report_name};
+use controller::clusters::Cluster;
+use controller::event_data::{DocumentMemo, ReportEvents};
+use controller::identity::ClusterRef;
+use controller::instantiate::{Lookup, Referenced};
+use controller::plan::World;
+use k8s_openapi::ByteString;
+use kube::api::ObjectMeta;
+
+use super::inputs::Inputs;
+
+/// [`World`] over [`Inputs`]: the resources are the source cluster's.
+pub struct Offline {
+    inputs: Inputs,
+    source: ClusterRef,
+    runtime: LuaRuntime,
+}
+
+impl Offline {
+    /// The world of `inputs`, whose resources are in cluster `source`.
+    pub fn new(inputs: Inputs, source: ClusterRef) -> anyhow::Result<Offline> {
+        let runtime = LuaRuntime::new(Limits::default())
+            .map_err(|e| anyhow::anyhow!("cannot start Lua: {e}"))?;
+        Ok(Offline {
+            inputs,
+            source,
+            runtime,
+        })
+    }
+
+    /// What was read.
+    pub fn inputs(&self) -> &Inputs {
+        &self.inputs
+    }
+}
+
+impl Lookup for Offline {
+    fn get(&self, kind: &str, namespace: &str, name: &str) -> Option<Referenced> {
+        self.inputs
+            .referenced
+            .iter()
+            .find(|r| r.kind == kind && r.namespace == namespace && r.name == name)
+            .cloned()
+    }
+}
+
+impl World for Offline {
+    fn clusters(&self) -> Vec<Cluster> {
+        self.inputs.clusters.clone()
+    }
+
+    fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        self.inputs
+            .sources
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(name))
+            .map(|s| s.metadata.labels.clone().unwrap_or_default())
+    }
+
+    fn lookup_epoch(&self) -> u64 {
+        0
+    }
+
+    fn cluster_set(&self, _name: &str) -> Vec<ClusterRef> {
+        Vec::new()
+    }
+
+    fn report(
+        &self,
+        cluster: &ClusterRef,
+        event_source: &str,
+        documents: &mut DocumentMemo,
+    ) -> Result<Option<ReportEvents>, String> {
+        if *cluster != self.source {
+            return Ok(None);
+        }
+        let Some(source) = self
+            .inputs
+            .sources
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(event_source))
+        else {
+            return Ok(None);
+        };
+        let evaluation = evaluate_event_source(&self.runtime, source, &self.inputs.resources)
+            .map_err(|e| e.to_string())?;
+        let published = publication(Some(cluster), source, &evaluation.matching);
+        let report = EventReport {
+            metadata: ObjectMeta {
+                name: Some(event_report_name(
+                    event_source,
+                    &cluster.name,
+                    cluster.cluster_type,
+                )),
+                namespace: Some(cluster.namespace.clone()),
+                ..Default::default()
+            },
+            spec: published.spec,
+            status: None,
+        };
+        let sealed = published
+            .sealed
+            .into_iter()
+            .map(|(key, data)| (key, ByteString(data)))
+            .collect();
+        ReportEvents::decode_sealed(&report, &sealed, documents)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+}
