@@ -3,7 +3,8 @@
 //! Deployments say (command, args, env), each signed in with its own ServiceAccount's token;
 //! `check` before and after they run; `register cluster --service-account`; the
 //! network-policy example through them; `uninstall` withdrawing the add-on before it removes
-//! the controllers; `uninstall --crds` leaving nothing behind. In spoke mode, `register`
+//! the controllers; `deregister` taking what `register` made; `uninstall --crds` leaving
+//! nothing behind. In spoke mode, `register`
 //! deploys the agent into the managed cluster and the example runs through that agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
@@ -308,11 +309,41 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     // Run again, it finds nothing left to withdraw; --crds takes the rest.
     let again = plugin(dir, &["uninstall"]).ok().stdout;
     assert!(again.contains("no EventTriggers to withdraw"), "{again}");
+    // Deregistering takes what register made: the SveltosCluster and its kubeconfig Secret in
+    // the management cluster, the account and its rights in cluster-1 (its namespace,
+    // Sveltos' own, stays: other things may live there).
+    let secret = common::sveltos_cluster_1(dir)["spec"]["kubeconfigName"]
+        .as_str()
+        .filter(|name| !name.is_empty())
+        // Sveltos' name for a registration's kubeconfig Secret when the spec names none.
+        .map_or("cluster-1-sveltos-kubeconfig".to_owned(), str::to_owned);
+    common::deregister_cluster_1(dir).ok();
+    assert!(items(dir, "mgmt", &["get", "sveltosclusters", "-A"]).is_empty());
+    let secrets = kubectl(
+        dir,
+        "mgmt",
+        &["get", "secrets", "-n", "default", "-o", "name"],
+    );
+    assert!(!secrets.contains(&secret), "{secrets}");
+    let (key, value) = ("app.kubernetes.io/part-of", "sveltos-events");
+    let left = kubectl(
+        dir,
+        "cluster-1",
+        &[
+            "get",
+            "clusterrolebindings,serviceaccounts,secrets",
+            "-A",
+            "-l",
+            &format!("{key}={value}"),
+            "-o",
+            "name",
+        ],
+    );
+    assert!(left.trim().is_empty(), "{left}");
     plugin(dir, &["uninstall", "--crds"]).fails_saying("confirm with --yes");
     plugin(dir, &["uninstall", "--crds", "--yes"]).ok();
     let crds = kubectl(dir, "mgmt", &["get", "crd", "-o", "name"]);
     assert!(!crds.contains("projectsveltos.io"), "{crds}");
-    let (key, value) = ("app.kubernetes.io/part-of", "sveltos-events");
     let labelled = kubectl(
         dir,
         "mgmt",
