@@ -393,22 +393,30 @@ impl Deployer<'_> {
             Some(_) => action::UPDATE,
         };
         // A dry run into a namespace that does not exist yet has nothing to validate against.
-        if namespace_exists
-            && let Err(error) = api.patch(&name, &params, &Patch::Apply(&object)).await
-        {
-            if dry_run {
-                return Ok(Applied {
-                    key,
-                    action: action::ERROR,
-                    message: failed(error),
-                });
+        let mut message = String::new();
+        if namespace_exists {
+            match api.patch(&name, &params, &Patch::Apply(&object)).await {
+                // What a dry-run update would change, in full (sveltosctl#306: never cut).
+                Ok(after) if dry_run && action == action::UPDATE => {
+                    if let (Some(live), Ok(after)) = (&existing, serde_json::to_value(after)) {
+                        message = super::diff::diff(live, &after);
+                    }
+                }
+                Ok(_) => {}
+                Err(error) if dry_run => {
+                    return Ok(Applied {
+                        key,
+                        action: action::ERROR,
+                        message: failed(error),
+                    });
+                }
+                Err(error) => return Err(ApplyError::Failed(failed(error))),
             }
-            return Err(ApplyError::Failed(failed(error)));
         }
         Ok(Applied {
             key,
             action,
-            message: String::new(),
+            message,
         })
     }
 

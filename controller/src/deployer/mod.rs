@@ -6,6 +6,7 @@
 //! their profile until its objects are gone).
 
 pub mod deploy;
+pub mod diff;
 pub mod documents;
 pub mod metadata;
 pub mod targets;
