@@ -65,7 +65,7 @@ enum Command {
     Render(offline::Args),
     /// A live view of events, reports, generated ClusterProfiles and add-ons as they happen.
     Tui(tui::Args),
-    /// Show what sveltos-events did: `show addons`, `show usage`.
+    /// Show what sveltos-events did or would do: `show addons`, `show usage`, `show dryrun`.
     #[command(subcommand)]
     Show(Show),
     /// Withdraw every EventTrigger's add-ons, then remove the controllers (and the CRDs with
@@ -97,6 +97,8 @@ enum Show {
     /// Which clusters a ClusterProfile, or a ConfigMap/Secret that profiles or EventTriggers
     /// reference, affects.
     Usage(chain::usage::UsageArgs),
+    /// What the profiles in syncMode DryRun would do in each cluster, with every diff in full.
+    Dryrun(chain::dryrun::DryRunArgs),
 }
 
 #[tokio::main]
@@ -147,6 +149,9 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Show(Show::Usage(args)) => {
             exit_with(chain::usage::show_usage(args, &mut std::io::stdout()).await)
+        }
+        Command::Show(Show::Dryrun(args)) => {
+            exit_with(chain::dryrun::show_dryrun(args, &mut std::io::stdout()).await)
         }
         Command::Uninstall(args) => {
             exit_on_error(uninstall::run(args, &mut std::io::stdout()).await)

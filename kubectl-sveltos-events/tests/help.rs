@@ -22,7 +22,7 @@ fn no_command_is_a_guide_and_every_command_has_an_example() {
             "{guide}"
         );
     }
-    let commands: [&[&str]; 15] = [
+    let commands: [&[&str]; 16] = [
         &["sandbox"],
         &["install"],
         &["check"],
@@ -31,6 +31,7 @@ fn no_command_is_a_guide_and_every_command_has_an_example() {
         &["tui"],
         &["show", "addons"],
         &["show", "usage"],
+        &["show", "dryrun"],
         &["uninstall"],
         &["register", "cluster"],
         &["deregister", "cluster"],

@@ -100,23 +100,7 @@ pub struct Addon {
 pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Result<u8> {
     let (mgmt, _, _) = args.mgmt.connect().await?;
     let mut fleet = Fleet::new(mgmt);
-    let (namespace, selector) = match &args.cluster {
-        Some(cluster) => {
-            let (ns, name) = cluster
-                .split_once('/')
-                .ok_or_else(|| anyhow::anyhow!("--cluster {cluster:?} is not namespace/name"))?;
-            (
-                Some(ns.to_owned()),
-                format!("{CLUSTER_SUMMARY_CLUSTER_NAME_LABEL}={name}"),
-            )
-        }
-        None => (None, String::new()),
-    };
-    let selector = match &args.profile {
-        Some(profile) if selector.is_empty() => format!("{CLUSTER_PROFILE_NAME_LABEL}={profile}"),
-        Some(profile) => format!("{selector},{CLUSTER_PROFILE_NAME_LABEL}={profile}"),
-        None => selector,
-    };
+    let (namespace, selector) = scope(args.cluster.as_deref(), args.profile.as_deref())?;
     let summaries = fleet
         .sveltos_list("ClusterSummary", namespace.as_deref(), &selector)
         .await?;
@@ -169,6 +153,29 @@ pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Resu
         }
     }
     Ok(if unread == 0 { 0 } else { 1 })
+}
+
+/// The namespace and label selector of the ClusterSummaries (or ClusterReports) of
+/// `--cluster NS/NAME` and `--profile NAME`, each optional.
+pub fn scope(
+    cluster: Option<&str>,
+    profile: Option<&str>,
+) -> anyhow::Result<(Option<String>, String)> {
+    let mut labels = Vec::new();
+    let namespace = match cluster {
+        Some(cluster) => {
+            let (ns, name) = cluster
+                .split_once('/')
+                .ok_or_else(|| anyhow::anyhow!("--cluster {cluster:?} is not namespace/name"))?;
+            labels.push(format!("{CLUSTER_SUMMARY_CLUSTER_NAME_LABEL}={name}"));
+            Some(ns.to_owned())
+        }
+        None => None,
+    };
+    if let Some(profile) = profile {
+        labels.push(format!("{CLUSTER_PROFILE_NAME_LABEL}={profile}"));
+    }
+    Ok((namespace, labels.join(",")))
 }
 
 fn meta_str(object: &Value, field: &str) -> String {

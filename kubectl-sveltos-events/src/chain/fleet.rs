@@ -354,6 +354,11 @@ pub fn sveltos_kind(kind: &str) -> (ApiResource, Scope) {
             "sveltosclusters",
             Scope::Namespaced,
         ),
+        "ClusterReport" => (
+            "config.projectsveltos.io",
+            "clusterreports",
+            Scope::Namespaced,
+        ),
         "ConfigMap" => ("", "configmaps", Scope::Namespaced),
         _ => ("", "secrets", Scope::Namespaced),
     };

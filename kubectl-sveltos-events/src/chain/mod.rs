@@ -7,6 +7,7 @@
 
 pub mod addons;
 pub mod cli;
+pub mod dryrun;
 pub mod explain;
 pub mod fleet;
 pub mod render;
