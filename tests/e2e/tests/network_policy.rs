@@ -9,6 +9,7 @@ use sveltos_events_e2e as common;
 
 use common::{apply_example, eventually, items, kubectl, plugin, start};
 use serde_json::Value;
+use std::path::Path;
 
 const TRIGGER_LABEL: &str =
     "eventtrigger.lib.projectsveltos.io/eventtriggername=service-network-policy";
@@ -242,6 +243,52 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
             .unwrap()
             .starts_with("NetworkPolicy default/front-my-service ok"),
         "{down:#?}"
+    );
+
+    // `-o dot` is a graph Graphviz draws: every link a node, every hop an edge.
+    let dot = plugin(
+        &dir,
+        &[
+            "trace",
+            "svc/my-service",
+            "-n",
+            "default",
+            "--cluster",
+            "default/cluster-1",
+            "-o",
+            "dot",
+        ],
+    )
+    .ok()
+    .stdout;
+    assert!(
+        Path::new("/usr/bin/dot").exists(),
+        "Graphviz's dot is missing: install Debian's graphviz (.ci/run does)"
+    );
+    let mut drawing = std::process::Command::new("dot")
+        .arg("-Tjson")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut drawing.stdin.take().unwrap(), dot.as_bytes()).unwrap();
+    let drawn = drawing.wait_with_output().unwrap();
+    assert!(
+        drawn.status.success(),
+        "{dot}\n{}",
+        String::from_utf8_lossy(&drawn.stderr)
+    );
+    let graph: Value = serde_json::from_slice(&drawn.stdout).unwrap();
+    assert_eq!(
+        graph["objects"].as_array().unwrap().len(),
+        down.len(),
+        "{dot}"
+    );
+    assert_eq!(
+        graph["edges"].as_array().unwrap().len(),
+        down.len() - 1,
+        "{dot}"
     );
 
     // From the management cluster's side: an EventSource and an EventTrigger down to the
