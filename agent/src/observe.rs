@@ -29,6 +29,28 @@ pub fn rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// A benchmark's setting: environment variable `name` as a number, else `default`.
+pub fn bench_setting(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The `p` quantile (0 to 1) of `sorted` samples, nearest rank; zero when there are none.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+/// A duration in milliseconds, as the benchmarks print it (`12.34 ms`).
+pub fn millis(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
 /// Logs of a controller process on stderr, as JSON lines when `json`, filtered by `RUST_LOG`
 /// (default `info`). The agent and the manager start the same way.
 pub fn init_logs(json: bool) {

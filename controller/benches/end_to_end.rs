@@ -14,6 +14,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use agent::observe::{bench_setting, millis, percentile};
+
 use futures_util::StreamExt;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::Api;
@@ -24,22 +26,6 @@ use support::{
     start_system,
 };
 use tokio::sync::mpsc;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
 
 async fn latency(events: usize) {
     let (sandbox, mgmt, managed) = one_cluster_scenario().await;
@@ -86,10 +72,10 @@ async fn latency(events: usize) {
     );
     println!(
         "  p50 {}  p90 {}  p99 {}  max {}  throughput {:.0} events/s",
-        ms(percentile(&samples, 0.50)),
-        ms(percentile(&samples, 0.90)),
-        ms(percentile(&samples, 0.99)),
-        ms(*samples.last().unwrap()),
+        millis(percentile(&samples, 0.50)),
+        millis(percentile(&samples, 0.90)),
+        millis(percentile(&samples, 0.99)),
+        millis(*samples.last().unwrap()),
         events as f64 / total.as_secs_f64()
     );
     for task in system {
@@ -159,9 +145,9 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(latency(env("E2E_EVENTS", 1000)));
+    runtime.block_on(latency(bench_setting("E2E_EVENTS", 1000)));
     runtime.block_on(fleet(
-        env("E2E_FLEET_CLUSTERS", 10),
-        env("E2E_FLEET_SERVICES", 100),
+        bench_setting("E2E_FLEET_CLUSTERS", 10),
+        bench_setting("E2E_FLEET_SERVICES", 100),
     ));
 }

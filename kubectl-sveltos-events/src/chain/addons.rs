@@ -53,16 +53,46 @@ pub async fn deployed(
     kubectl sveltos-events show addons --cluster default/cluster-1 -o json")]
 pub struct AddonsArgs {
     #[command(flatten)]
-    mgmt: ClusterArgs,
+    scope: ScopeArgs,
+}
+
+/// The flags of the `show` commands that read per cluster and profile.
+#[derive(Debug, clap::Args)]
+pub struct ScopeArgs {
+    /// The management cluster.
+    #[command(flatten)]
+    pub mgmt: ClusterArgs,
     /// Only this cluster (its SveltosCluster's `namespace/name`).
     #[arg(long)]
-    cluster: Option<String>,
-    /// Only what this ClusterProfile deployed.
+    pub cluster: Option<String>,
+    /// Only this ClusterProfile.
     #[arg(long)]
-    profile: Option<String>,
+    pub profile: Option<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value = "table")]
-    output: ShowFormat,
+    pub output: ShowFormat,
+}
+
+impl ScopeArgs {
+    /// The namespace and label selector of the ClusterSummaries (or ClusterReports) these
+    /// flags select.
+    pub fn selection(&self) -> anyhow::Result<(Option<String>, String)> {
+        let mut labels = Vec::new();
+        let namespace = match &self.cluster {
+            Some(cluster) => {
+                let (ns, name) = cluster.split_once('/').ok_or_else(|| {
+                    anyhow::anyhow!("--cluster {cluster:?} is not namespace/name")
+                })?;
+                labels.push(format!("{CLUSTER_SUMMARY_CLUSTER_NAME_LABEL}={name}"));
+                Some(ns.to_owned())
+            }
+            None => None,
+        };
+        if let Some(profile) = &self.profile {
+            labels.push(format!("{CLUSTER_PROFILE_NAME_LABEL}={profile}"));
+        }
+        Ok((namespace, labels.join(",")))
+    }
 }
 
 /// Output of `show` commands.
@@ -98,9 +128,10 @@ pub struct Addon {
 /// Runs `show addons`; exit 0, or 1 when some cluster could not be read (what could be read
 /// is shown, and what could not is said on stderr).
 pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Result<u8> {
+    let args = args.scope;
     let (mgmt, _, _) = args.mgmt.connect().await?;
     let mut fleet = Fleet::new(mgmt);
-    let (namespace, selector) = scope(args.cluster.as_deref(), args.profile.as_deref())?;
+    let (namespace, selector) = args.selection()?;
     let summaries = fleet
         .sveltos_list("ClusterSummary", namespace.as_deref(), &selector)
         .await?;
@@ -153,29 +184,6 @@ pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Resu
         }
     }
     Ok(if unread == 0 { 0 } else { 1 })
-}
-
-/// The namespace and label selector of the ClusterSummaries (or ClusterReports) of
-/// `--cluster NS/NAME` and `--profile NAME`, each optional.
-pub fn scope(
-    cluster: Option<&str>,
-    profile: Option<&str>,
-) -> anyhow::Result<(Option<String>, String)> {
-    let mut labels = Vec::new();
-    let namespace = match cluster {
-        Some(cluster) => {
-            let (ns, name) = cluster
-                .split_once('/')
-                .ok_or_else(|| anyhow::anyhow!("--cluster {cluster:?} is not namespace/name"))?;
-            labels.push(format!("{CLUSTER_SUMMARY_CLUSTER_NAME_LABEL}={name}"));
-            Some(ns.to_owned())
-        }
-        None => None,
-    };
-    if let Some(profile) = profile {
-        labels.push(format!("{CLUSTER_PROFILE_NAME_LABEL}={profile}"));
-    }
-    Ok((namespace, labels.join(",")))
 }
 
 fn meta_str(object: &Value, field: &str) -> String {

@@ -8,28 +8,19 @@ use api::labels::CLUSTER_PROFILE_NAME_LABEL;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::addons::{ShowFormat, print_columns, scope};
+use super::addons::{ScopeArgs, ShowFormat, print_columns};
 use super::fleet::Fleet;
 use super::{meta, spec_cluster};
-use crate::connect::ClusterArgs;
 
 /// Flags of `show dryrun`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     kubectl sveltos-events show dryrun\n  \
-    kubectl sveltos-events show dryrun --profile my-profile --cluster default/cluster-1 -o yaml")]
+    kubectl sveltos-events show dryrun --profile my-profile --cluster default/cluster-1 -o yaml\n\n\
+    Tables print each update's diff in full below them; -o json|yaml carry the diffs.")]
 pub struct DryRunArgs {
     #[command(flatten)]
-    mgmt: ClusterArgs,
-    /// Only this cluster (its SveltosCluster's `namespace/name`).
-    #[arg(long)]
-    cluster: Option<String>,
-    /// Only this ClusterProfile.
-    #[arg(long)]
-    profile: Option<String>,
-    /// Output format (`table` and `wide` print each diff in full below the table).
-    #[arg(short, long, value_enum, default_value = "table")]
-    output: ShowFormat,
+    scope: ScopeArgs,
 }
 
 /// What a DryRun profile would do to one object.
@@ -53,9 +44,10 @@ pub struct Change {
 
 /// Runs `show dryrun`; exit 0.
 pub async fn show_dryrun(args: DryRunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
+    let args = args.scope;
     let (mgmt, _, _) = args.mgmt.connect().await?;
     let mut fleet = Fleet::new(mgmt);
-    let (namespace, selector) = scope(args.cluster.as_deref(), args.profile.as_deref())?;
+    let (namespace, selector) = args.selection()?;
     let reports = fleet
         .sveltos_list("ClusterReport", namespace.as_deref(), &selector)
         .await?;

@@ -50,6 +50,17 @@ fn trace_until(dir: &Path, target: &str, wanted: &str) -> (i32, String) {
     })
 }
 
+/// `trace` of the example's Service, once it says `wanted`, exits 1 with a line naming `link`
+/// and saying `why`.
+fn broken_link_says(dir: &Path, wanted: &str, link: &str, why: &str) {
+    let (code, out) = trace_until(dir, "svc/my-service", wanted);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.lines().any(|l| l.contains(link) && l.contains(why)),
+        "{out}"
+    );
+}
+
 #[test]
 fn the_script_says_no_with_its_own_message() {
     let sandbox = start(1);
@@ -78,12 +89,11 @@ spec:
 "#,
     );
     apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
-    let (code, out) = trace_until(dir, "svc/my-service", "https-only");
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.lines().any(|l| l.contains("EventSource https-only")
-            && l.contains("its script says no: serves no port 443")),
-        "{out}"
+    broken_link_says(
+        dir,
+        "https-only",
+        "EventSource https-only",
+        "its script says no: serves no port 443",
     );
 }
 
@@ -197,12 +207,11 @@ spec:
     });
     apply_example(dir, "mgmt", "network-policy", "");
     apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
-    let (code, out) = trace_until(dir, "svc/my-service", "already deployed by");
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.lines().any(|l| l.contains("ClusterSummary")
-            && l.contains("already deployed by ClusterProfile holder (tier 50)")),
-        "{out}"
+    broken_link_says(
+        dir,
+        "already deployed by",
+        "ClusterSummary",
+        "already deployed by ClusterProfile holder (tier 50)",
     );
 }
 
