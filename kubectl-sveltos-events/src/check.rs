@@ -583,6 +583,29 @@ mod tests {
     }
 
     #[test]
+    fn controllers_of_another_version_than_the_plugin_are_a_warning() {
+        let at = |version: &str| crate::version::Installed {
+            deployment: "projectsveltos/sveltos-events-manager".to_owned(),
+            version: version.to_owned(),
+            image: String::new(),
+            agent_mode: manifests::AgentMode::Hub,
+            object: Default::default(),
+        };
+        let same = skew(Ok(vec![at(&format!("v{}", manifests::VERSION))]));
+        assert_eq!(same.status, Status::Ok);
+        let older = skew(Ok(vec![at("v0.0.1")]));
+        assert_eq!(older.status, Status::Warning);
+        assert!(
+            older
+                .message
+                .contains("projectsveltos/sveltos-events-manager runs v0.0.1"),
+            "{}",
+            older.message
+        );
+        assert_eq!(skew(Err(anyhow::anyhow!("refused"))).status, Status::Error);
+    }
+
+    #[test]
     fn old_servers_fail_the_version_check() {
         assert_eq!(server_version("v1.19.4").status, Status::Failed);
         assert_eq!(server_version("v1.20.2").status, Status::Ok);

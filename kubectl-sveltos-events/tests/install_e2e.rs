@@ -165,6 +165,46 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         &["install", "--kubeconfig", dead_path.to_str().unwrap()],
     )
     .fails_saying("cannot reach the Kubernetes API server at https://127.0.0.1:");
+    // check could not check: exit 2, not a list of failures.
+    let unchecked = plugin(dir, &["check", "--kubeconfig", dead_path.to_str().unwrap()]);
+    assert_eq!(
+        unchecked.code, 2,
+        "{}{}",
+        unchecked.stdout, unchecked.stderr
+    );
+
+    // A kubeconfig whose user logs in through an exec plugin (as cloud providers' do) works
+    // as kubectl takes it: the credential comes from the command; a wrong one is refused.
+    let kubeconfig = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
+    for (token, code) in [("sandbox", 0), ("wrong", 2)] {
+        let helper = dir.join(format!("credential-{token}.sh"));
+        std::fs::write(
+            &helper,
+            format!(
+                "#!/bin/sh\necho '{{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\
+                 \"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{token}\"}}}}'\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let exec = kubeconfig.replace(
+            "    token: sandbox",
+            &format!(
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      \
+                 command: {}\n      interactiveMode: Never",
+                helper.display()
+            ),
+        );
+        assert_ne!(
+            exec, kubeconfig,
+            "the sandbox's kubeconfig no longer holds `token: sandbox`"
+        );
+        let path = dir.join(format!("mgmt-exec-{token}.kubeconfig"));
+        std::fs::write(&path, exec).unwrap();
+        let run = plugin(dir, &["version", "--kubeconfig", path.to_str().unwrap()]);
+        assert_eq!(run.code, code, "{token}: {}{}", run.stdout, run.stderr);
+    }
 
     // A server dry run before the namespace exists names what it could not check.
     let dry = plugin(dir, &["install", "--dry-run=server"]).ok();
