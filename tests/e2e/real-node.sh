@@ -29,7 +29,19 @@ image=sveltos-events.local/controllers:e2e
 work=$(mktemp -d -t sveltos-events-node.XXXXXX)
 dir=$work/node
 step() { printf '\n==> %s\n' "$*"; }
-cleanup() { "$node_tool/node.sh" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() {
+  local status=$?
+  if ((status != 0)) && [[ -f $dir/kubeconfig ]]; then
+    # What the controllers and the registered clusters said, for the failure above.
+    for deployment in sveltos-events-agent sveltos-events-manager; do
+      echo "--- logs of $deployment" >&2
+      k -n projectsveltos logs "deploy/$deployment" --tail=40 >&2 2>&1 || true
+    done
+    k get sveltoscluster -A -o yaml >&2 2>&1 || true
+  fi
+  "$node_tool/node.sh" stop "$dir" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 k() { "$cache/bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
 eventually() { # eventually SECONDS DESCRIPTION COMMAND...
@@ -51,7 +63,8 @@ KNODE_KUBE_PROXY=1 "$node_tool/node.sh" start "$dir"
 step "a user who may only read is refused before anything changes, each missing right named"
 k -n default create serviceaccount reader
 k create clusterrolebinding reader --clusterrole view --serviceaccount default:reader
-eventually 30 "the reader's token" test -n "$(k -n default get sa reader -o jsonpath='{.secrets[0].name}')"
+reader_token_named() { test -n "$(k -n default get sa reader -o jsonpath='{.secrets[0].name}')"; }
+eventually 30 "the reader's token" reader_token_named
 reader_token=$(k -n default get secret "$(k -n default get sa reader -o jsonpath='{.secrets[0].name}')" -o jsonpath='{.data.token}' | base64 -d)
 sed "s#^\( *\)\(client-certificate-data\|token\):.*#\1token: $reader_token#; /client-key-data/d" "$dir/kubeconfig" >"$work/reader.kubeconfig"
 set +e
@@ -67,13 +80,17 @@ step "install"
 "$plugin" check --pre --kubeconfig "$dir/kubeconfig"
 "$plugin" install --kubeconfig "$dir/kubeconfig" --image "$image" --timeout 3m
 k -n projectsveltos get pods
-eventually 60 "the CA bundle in the EventSource CRD" \
+ca_bundle_written() {
   test -n "$(k get crd eventsources.lib.projectsveltos.io -o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}')"
+}
+eventually 60 "the CA bundle in the EventSource CRD" ca_bundle_written
 
 step "register the node as a managed cluster (ServiceAccount token, in-cluster address)"
 "$plugin" register cluster --kubeconfig "$dir/kubeconfig" -n default --name knode --labels env=fv \
   --cluster-kubeconfig "$dir/kubeconfig" --service-account --cluster-server https://10.0.0.1:443
-eventually 60 "the cluster to be ready" test "$(k -n default get sveltoscluster knode -o jsonpath='{.status.ready}')" = true
+# A function, so that each try reads the status anew (an argument's $(...) is read once).
+cluster_ready() { test "$(k -n default get sveltoscluster knode -o jsonpath='{.status.ready}')" = true; }
+eventually 60 "the cluster to be ready" cluster_ready
 
 step "check"
 eventually 60 "check to pass" "$plugin" check --kubeconfig "$dir/kubeconfig"
