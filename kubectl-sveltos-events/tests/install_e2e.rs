@@ -496,3 +496,68 @@ fn a_reader_is_refused_before_anything_changes() {
     let crds = kubectl(dir, "mgmt", &["get", "crd", "-o", "name"]);
     assert!(crds.trim().is_empty(), "changed something: {crds}");
 }
+
+#[test]
+fn an_interrupted_install_finishes_and_uninstall_force_says_what_it_leaves() {
+    let sandbox = common::start_bare(0);
+    let dir = &sandbox.dir;
+    plugin(dir, &["install", "--wait=false"]).ok();
+    // Interrupted: part of it never arrived. Run again, install makes just that.
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "delete",
+            "deployment",
+            "sveltos-events-agent",
+            "-n",
+            "projectsveltos",
+        ],
+    );
+    kubectl(
+        dir,
+        "mgmt",
+        &["delete", "clusterrole", "sveltos-events-agent"],
+    );
+    let again = plugin(dir, &["install", "--wait=false"]).ok().stdout;
+    let created: Vec<&str> = again.lines().filter(|l| l.ends_with(" created")).collect();
+    assert_eq!(
+        created,
+        [
+            "clusterrole.rbac.authorization.k8s.io/sveltos-events-agent created",
+            "deployment.apps/sveltos-events-agent created"
+        ],
+        "{again}"
+    );
+    assert!(
+        !again.lines().any(|l| l.ends_with(" configured")),
+        "{again}"
+    );
+
+    // The manager scaled to nothing: uninstall will not strand a trigger's add-ons silently.
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "scale",
+            "deployment",
+            "sveltos-events-manager",
+            "-n",
+            "projectsveltos",
+            "--replicas=0",
+        ],
+    );
+    common::apply_example(dir, "mgmt", "network-policy", "");
+    plugin(dir, &["uninstall"]).fails_saying("the manager is not running");
+    assert_eq!(
+        common::items(dir, "mgmt", &["get", "eventtriggers"]).len(),
+        1
+    );
+    let forced = plugin(dir, &["uninstall", "--force"]).ok().stdout;
+    assert!(
+        forced.contains("--force: the manager is not running; 0 ClusterProfiles and their add-ons are left behind"),
+        "{forced}"
+    );
+    assert!(common::items(dir, "mgmt", &["get", "eventtriggers"]).is_empty());
+    assert!(common::items(dir, "mgmt", &["get", "deployments", "-n", "projectsveltos"]).is_empty());
+}
