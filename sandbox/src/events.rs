@@ -35,6 +35,22 @@ pub fn storage() -> GroupResource {
     }
 }
 
+/// A field path of the `events.k8s.io/v1` form (`regarding.name`) in the core form
+/// (`involvedObject.name`), as kube-apiserver maps field selectors between the two APIs.
+pub fn core_field(path: &str) -> String {
+    let (head, rest) = path
+        .split_once('.')
+        .map_or((path, None), |(h, r)| (h, Some(r)));
+    let head = RENAMED
+        .iter()
+        .find(|(new, _)| *new == head)
+        .map_or(head, |(_, old)| old);
+    match rest {
+        Some(rest) => format!("{head}.{rest}"),
+        None => head.to_owned(),
+    }
+}
+
 /// An `events.k8s.io/v1` Event in its core `v1` form.
 pub fn to_core(event: &Value) -> Value {
     convert(event, "v1", |name| {
@@ -94,5 +110,8 @@ mod tests {
         assert_eq!(core["reason"], "GenerationFailed");
         assert!(core.get("regarding").is_none() && core.get("note").is_none());
         assert_eq!(from_core(&core), new);
+        assert_eq!(core_field("regarding.name"), "involvedObject.name");
+        assert_eq!(core_field("reportingController"), "reportingComponent");
+        assert_eq!(core_field("metadata.name"), "metadata.name");
     }
 }

@@ -22,6 +22,18 @@ pub struct LabelSelector(Vec<Req>);
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldSelector(Vec<(String, String, bool)>);
 
+impl FieldSelector {
+    /// The same requirements with each field path renamed by `rename`.
+    pub fn renamed(self, rename: impl Fn(&str) -> String) -> Self {
+        FieldSelector(
+            self.0
+                .into_iter()
+                .map(|(path, value, equal)| (rename(&path), value, equal))
+                .collect(),
+        )
+    }
+}
+
 /// Split on commas that are not inside parentheses.
 fn split_top(s: &str) -> Vec<&str> {
     let mut out = Vec::new();

@@ -239,10 +239,20 @@ fn ns_of<'a>(t: &Target<'a>) -> &'a str {
     t.namespace.unwrap_or("")
 }
 
+/// The request's field selector, its paths in the stored form of `info`'s objects.
+pub(super) fn field_selector(req: &Req, info: &ResourceInfo) -> Result<FieldSelector> {
+    let selector = FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?;
+    Ok(if crate::events::is_events_api(info) {
+        selector.renamed(crate::events::core_field)
+    } else {
+        selector
+    })
+}
+
 fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     let q = ListQuery {
         labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
-        fields: FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?,
+        fields: field_selector(req, &t.info)?,
         limit: req.q("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
         continue_token: req
             .q("continue")
@@ -627,7 +637,7 @@ fn delete_collection(store: &Store, req: &Req, t: &Target<'_>) -> Result<Respons
     let opts = delete_options(req)?;
     let q = ListQuery {
         labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
-        fields: FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?,
+        fields: field_selector(req, &t.info)?,
         ..ListQuery::default()
     };
     let page = store.list(&t.info, t.namespace, &q)?;

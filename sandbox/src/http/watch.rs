@@ -30,7 +30,7 @@ struct Params {
     fields: FieldSelector,
 }
 
-fn params(req: &Req) -> Result<Params> {
+fn params(req: &Req, info: &ResourceInfo) -> Result<Params> {
     let initial_events = req.q("sendInitialEvents") == Some("true");
     let rv = req.q("resourceVersion").unwrap_or("");
     let from = if rv.is_empty() || rv == "0" || initial_events {
@@ -51,7 +51,7 @@ fn params(req: &Req) -> Result<Params> {
         bookmarks: req.q("allowWatchBookmarks") == Some("true"),
         initial_events,
         labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
-        fields: FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?,
+        fields: super::resources::field_selector(req, info)?,
     })
 }
 
@@ -219,7 +219,7 @@ pub fn serve(
     info: &Arc<ResourceInfo>,
     ns: Option<&str>,
 ) -> Response {
-    let p = match params(req) {
+    let p = match params(req, info) {
         Ok(p) => p,
         Err(e) => return response::error(&e, None),
     };
