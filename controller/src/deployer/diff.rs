@@ -16,21 +16,53 @@ const SERVER_METADATA: [&str; 6] = [
     "selfLink",
 ];
 
-/// The unified diff from `live` to `after` (empty when they agree).
+/// The largest diff a ClusterReport records for one object: the report must stay within the
+/// API server's request limit (about 1.5 MiB) whatever the add-ons hold.
+pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+
+/// The unified diff from `live` to `after` (empty when they agree). A Secret's values are
+/// shown by digest, never in clear (ClusterReports are read more widely than Secrets); a
+/// diff larger than [`MAX_DIFF_BYTES`] is replaced by a sentence saying so, never cut.
 pub fn diff(live: &Value, after: &Value) -> String {
     let (live, after) = (yaml(live), yaml(after));
     if live == after {
         return String::new();
     }
-    similar::TextDiff::from_lines(&live, &after)
+    let text = similar::TextDiff::from_lines(&live, &after)
         .unified_diff()
         .context_radius(3)
         .header("live", "after deployment")
-        .to_string()
+        .to_string();
+    if text.len() > MAX_DIFF_BYTES {
+        return format!(
+            "the diff has {} bytes, more than the {MAX_DIFF_BYTES} a ClusterReport keeps for one \
+             object; compare it with `kubectl diff` against the cluster\n",
+            text.len()
+        );
+    }
+    text
+}
+
+/// A Secret value as the diff shows it: its length and digest.
+fn digest(value: &Value) -> Value {
+    use sha2::Digest;
+    let text = value.as_str().unwrap_or_default();
+    let sum = sha2::Sha256::digest(text.as_bytes());
+    let hex: String = sum.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    Value::String(format!("<secret: {} bytes, sha256 {hex}...>", text.len()))
 }
 
 fn yaml(object: &Value) -> String {
     let mut object = object.clone();
+    if object["kind"] == "Secret" {
+        for field in ["data", "stringData"] {
+            if let Some(values) = object.get_mut(field).and_then(Value::as_object_mut) {
+                for value in values.values_mut() {
+                    *value = digest(value);
+                }
+            }
+        }
+    }
     if let Some(fields) = object.as_object_mut() {
         fields.remove("status");
     }
@@ -83,5 +115,23 @@ mod tests {
             "{text}"
         );
         assert_eq!(diff(&live, &live), "");
+    }
+
+    #[test]
+    fn a_secret_changes_by_digest_and_a_huge_diff_is_said_not_cut() {
+        let secret = |token: &str| json!({"kind": "Secret", "metadata": {"name": "s"}, "data": {"token": token}});
+        let text = diff(&secret("c2VjcmV0LTE="), &secret("c2VjcmV0LTI="));
+        let changed = |sign: char| {
+            text.lines()
+                .any(|l| l.starts_with(sign) && l.contains("token: \"<secret: 12 bytes, sha256 "))
+        };
+        assert!(changed('-') && changed('+'), "{text}");
+        assert!(!text.contains("c2VjcmV0"), "{text}");
+        let big = |c: char| json!({"kind": "ConfigMap", "data": {"a": c.to_string().repeat(MAX_DIFF_BYTES)}});
+        let said = diff(&big('x'), &big('y'));
+        assert!(
+            said.starts_with("the diff has ") && said.len() < 200,
+            "{said}"
+        );
     }
 }
