@@ -95,3 +95,37 @@ fn bad_input_is_one_sentence_and_exit_2() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_template_written_without_a_namespace_is_in_default_and_a_folder_named_twice_counts_once() {
+    let dir = std::env::temp_dir().join(format!("render-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in [
+        "eventsource.yaml",
+        "eventtrigger.yaml",
+        "managed/service.yaml",
+    ] {
+        let text = std::fs::read_to_string(example(file)).unwrap();
+        std::fs::write(dir.join(file.replace('/', "-")), text).unwrap();
+    }
+    // As written for `kubectl apply -n default`: no namespace in the template.
+    let template = std::fs::read_to_string(example("configmap.yaml")).unwrap();
+    let template = template.replace("  namespace: default\n", "");
+    assert!(!template.contains("namespace: default"), "{template}");
+    std::fs::write(dir.join("configmap.yaml"), template).unwrap();
+    let folder = dir.to_str().unwrap();
+    let trigger = dir.join("eventtrigger.yaml");
+    let (code, out, err) = render(&[
+        "-f",
+        folder,
+        "-f",
+        trigger.to_str().unwrap(),
+        "--cluster-labels",
+        "env=fv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("kind: ClusterProfile").count(), 1, "{out}");
+    assert!(out.contains("name: front-my-service"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -36,9 +36,13 @@ pub struct Inputs {
 /// and `.json` files, in name order).
 pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
     let mut files = Vec::new();
+    let mut visited = 0;
     for path in paths {
-        collect(path, &mut files)?;
+        collect(path, &mut files, &mut visited)?;
     }
+    // A file named twice (`-f dir -f dir/trigger.yaml`) is read once.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     let mut inputs = Inputs::default();
     let mut config_objects = Vec::new();
     for file in &files {
@@ -46,16 +50,17 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
             .with_context(|| format!("cannot read {}", file.display()))?;
         let documents = api::load::documents(&text)
             .with_context(|| format!("{} is not YAML or JSON", file.display()))?;
-        for document in documents.into_iter().flat_map(list_items) {
+        for mut document in documents.into_iter().flat_map(list_items) {
+            default_namespace(&mut document);
             let describe = agent::select::describe(&document);
-            let object = api::load::object(document)
-                .with_context(|| format!("{}: {describe}", file.display()))?;
-            sort(object, &mut inputs, &mut config_objects)
+            let place = format!("{}: {describe}", file.display());
+            let object = api::load::object(document).with_context(|| place.clone())?;
+            sort(object, &mut inputs, &mut config_objects, place)
                 .with_context(|| format!("{}: {describe}", file.display()))?;
         }
     }
-    for object in config_objects {
-        match referenced(&object)? {
+    for (object, place) in config_objects {
+        match referenced(&object).with_context(|| place)? {
             Some(found) if is_referenced(&inputs.triggers, &found) => {
                 inputs.referenced.push(found);
             }
@@ -63,6 +68,24 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
         }
     }
     Ok(inputs)
+}
+
+/// The kinds render knows to be namespaced get `default` when written without a namespace,
+/// as `kubectl apply` gives them (other kinds' scope is not known offline).
+fn default_namespace(document: &mut Value) {
+    let (group, _, kind) = agent::select::gvk(document);
+    let namespaced = matches!(
+        (group, kind),
+        ("", "ConfigMap" | "Secret")
+            | ("lib.projectsveltos.io", "SveltosCluster")
+            | ("cluster.x-k8s.io", "Cluster")
+    );
+    let missing = document["metadata"]["namespace"]
+        .as_str()
+        .is_none_or(str::is_empty);
+    if namespaced && missing && document["metadata"].is_object() {
+        document["metadata"]["namespace"] = Value::String("default".to_owned());
+    }
 }
 
 /// A `List` (`kubectl get -o json` of several objects) as its items; any other document as
@@ -81,35 +104,58 @@ fn list_items(document: Value) -> Vec<Value> {
     }
 }
 
-fn collect(path: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+/// How many folder entries render looks at, at most.
+const MAX_ENTRIES: usize = 100_000;
+
+fn collect(path: &Path, files: &mut Vec<PathBuf>, visited: &mut usize) -> anyhow::Result<()> {
     let meta =
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     if !meta.is_dir() {
         files.push(path.to_owned());
-    } else {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("cannot list {}", path.display()))?
-            .map(|entry| entry.map(|e| e.path()))
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("cannot list {}", path.display()))?;
-        entries.sort();
-        for entry in entries {
-            let wanted = entry
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
-            if entry.is_dir() || wanted {
-                collect(&entry, files)?;
-            }
+        return Ok(());
+    }
+    let mut entries = Vec::new();
+    for entry in
+        std::fs::read_dir(path).with_context(|| format!("cannot list {}", path.display()))?
+    {
+        let entry = entry.with_context(|| format!("cannot list {}", path.display()))?;
+        *visited += 1;
+        if *visited > MAX_ENTRIES || files.len() > MAX_FILES {
+            bail!(
+                "more than {MAX_FILES} files or {MAX_ENTRIES} entries under {}",
+                path.display()
+            );
+        }
+        // Folders are followed only when they are folders, not links: a link loop ends nowhere.
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("cannot read {}", entry.path().display()))?;
+        let wanted = entry
+            .path()
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
+        if kind.is_dir() || wanted {
+            entries.push((entry.path(), kind.is_dir()));
         }
     }
-    if files.len() > MAX_FILES {
-        bail!("more than {MAX_FILES} files under {}", path.display());
+    entries.sort();
+    for (entry, is_dir) in entries {
+        if is_dir {
+            collect(&entry, files, visited)?;
+        } else {
+            files.push(entry);
+        }
     }
     Ok(())
 }
 
-fn sort(object: Object, inputs: &mut Inputs, config: &mut Vec<Value>) -> anyhow::Result<()> {
+fn sort(
+    object: Object,
+    inputs: &mut Inputs,
+    config: &mut Vec<(Value, String)>,
+    place: String,
+) -> anyhow::Result<()> {
     match object {
         Object::EventTrigger(trigger) => inputs.triggers.push(*trigger),
         Object::EventBasedAddOn(addon) => inputs.triggers.push(addon.to_event_trigger()?),
@@ -124,7 +170,7 @@ fn sort(object: Object, inputs: &mut Inputs, config: &mut Vec<Value>) -> anyhow:
             let (group, _, kind) = agent::select::gvk(&value);
             match (group, kind) {
                 ("cluster.x-k8s.io", "Cluster") => inputs.clusters.push(Cluster::from_capi(&value)),
-                ("", "ConfigMap" | "Secret") => config.push(value),
+                ("", "ConfigMap" | "Secret") => config.push((value, place)),
                 _ => inputs.resources.push(value),
             }
         }
@@ -143,8 +189,9 @@ fn referenced(object: &Value) -> anyhow::Result<Option<Referenced>> {
 }
 
 /// Whether a trigger reads `found` from the management cluster: its policyRefs,
-/// kustomizationRefs, generators or templateResourceRefs name it (a reference whose name or
-/// namespace is a template may name any object of its kind).
+/// kustomizationRefs, generators or templateResourceRefs name it. A reference whose name or
+/// namespace is a template may name any object of its kind, so it claims them all: a
+/// ConfigMap meant as the source cluster's resource must then not match such a reference.
 fn is_referenced(triggers: &[EventTrigger], found: &Referenced) -> bool {
     let names = |kind: &str, namespace: &str, name: &str| {
         let templated = |text: &str| text.contains("{{");

@@ -72,6 +72,8 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
     }
     let mut triggers = std::mem::take(&mut inputs.triggers);
     triggers.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    // One trigger per name, as in a cluster (the first read stands).
+    triggers.dedup_by(|a, b| a.metadata.name == b.metadata.name);
     let world = world::Offline::new(inputs, source)?;
     let engine = GoTemplates::new();
     let mut profiles = Vec::new();
@@ -140,7 +142,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
 
 /// The source cluster: the files' one cluster, the one `--cluster` names, or a SveltosCluster
 /// assumed from `--cluster`; `--cluster-labels` added to it. Every cluster counts as ready
-/// (files rarely carry a status): only `spec.paused` holds one back.
+/// (files rarely carry a status); the planner still holds back one whose `spec.paused` is set.
 fn source_cluster(
     clusters: &mut Vec<Cluster>,
     args: &Args,
