@@ -77,6 +77,8 @@ struct Line {
     /// `--cluster`: the managed cluster objects are read in.
     managed: Option<String>,
     positionals: usize,
+    /// The subcommands named, in order (`deregister`, `cluster`).
+    commands: Vec<String>,
 }
 
 impl Line {
@@ -116,13 +118,19 @@ pub async fn candidates(root: &Command, words: &[String]) -> (Vec<String>, u8) {
             if let Some(long) = long_of(command, short)
                 && takes_value(command, &long)
             {
-                match word.get(2..).filter(|v| !v.is_empty()) {
+                // `-nteam` and `-n=team` both name `team`, as clap reads them.
+                match word
+                    .get(2..)
+                    .map(|v| v.strip_prefix('=').unwrap_or(v))
+                    .filter(|v| !v.is_empty())
+                {
                     Some(value) => line.remember(&long, value),
                     None => pending = Some(long),
                 }
             }
         } else if let Some(sub) = command.find_subcommand(word) {
             command = sub;
+            line.commands.push(sub.get_name().to_owned());
         } else {
             line.positionals += 1;
         }
@@ -248,10 +256,14 @@ async fn values(command: &Command, flag: &str, line: &Line, partial: &str) -> (V
         "profile" => tokio::time::timeout(TIMEOUT, profiles(cluster))
             .await
             .unwrap_or_default(),
-        // `deregister cluster --name`: the clusters registered in `--namespace`.
-        "name" => tokio::time::timeout(TIMEOUT, cluster_names(cluster, line.namespace.as_deref()))
-            .await
-            .unwrap_or_default(),
+        // `deregister cluster --name`: the clusters registered in `--namespace` (register
+        // wants a new name: nothing to offer).
+        "name" if line.commands.first().is_some_and(|c| c == "deregister") => {
+            tokio::time::timeout(TIMEOUT, cluster_names(cluster, line.namespace.as_deref()))
+                .await
+                .unwrap_or_default()
+        }
+        "name" => return (Vec::new(), NO_FILES),
         // Files (kubeconfigs, manifests) and free text: the shell's own completion.
         _ => return (Vec::new(), DEFAULT),
     };

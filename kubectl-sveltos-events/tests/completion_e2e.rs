@@ -115,6 +115,8 @@ fn bash_completes_kubectl_sveltos_events_with_commands_flags_and_cluster_names()
         offered("kubectl sveltos-events deregister cluster --name "),
         ["cluster-1"]
     );
+    // register wants a new name: nothing to offer, not the registered ones.
+    assert!(offered("kubectl sveltos-events register cluster --name ").is_empty());
 
     // KIND/NAME: the kind first, then the names of its objects where the line says.
     for file in ["eventsource.yaml", "configmap.yaml", "eventtrigger.yaml"] {
@@ -151,6 +153,10 @@ fn bash_completes_kubectl_sveltos_events_with_commands_flags_and_cluster_names()
     assert!(kinds.contains(&"networkpolicy/".to_owned()), "{kinds:?}");
     assert_eq!(
         offered("kubectl sveltos-events trace --cluster default/cluster-1 -n default service/my"),
+        ["service/my-service"]
+    );
+    assert_eq!(
+        offered("kubectl sveltos-events trace --cluster default/cluster-1 -n=default service/my"),
         ["service/my-service"]
     );
     // The kubeconfig the command line names, not $KUBECONFIG.

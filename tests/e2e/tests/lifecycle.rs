@@ -317,6 +317,12 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
         .filter(|name| !name.is_empty())
         // Sveltos' name for a registration's kubeconfig Secret when the spec names none.
         .map_or("cluster-1-sveltos-kubeconfig".to_owned(), str::to_owned);
+    let secrets = kubectl(
+        dir,
+        "mgmt",
+        &["get", "secrets", "-n", "default", "-o", "name"],
+    );
+    assert!(secrets.contains(&secret), "{secret} not in {secrets}");
     common::deregister_cluster_1(dir).ok();
     assert!(items(dir, "mgmt", &["get", "sveltosclusters", "-A"]).is_empty());
     let secrets = kubectl(
