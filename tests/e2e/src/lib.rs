@@ -136,6 +136,26 @@ pub fn apply_example(dir: &Path, cluster: &str, scenario: &str, path: &str) {
     kubectl(dir, cluster, &["apply", "-f", &example(scenario, path)]);
 }
 
+/// The cross-cluster example's load balancer in `cluster` gets its address (its status, as a
+/// cloud controller would write it): only then is it an event.
+pub fn give_load_balancer_an_address(dir: &Path, cluster: &str) {
+    kubectl(
+        dir,
+        cluster,
+        &[
+            "patch",
+            "service",
+            "my-lb-service",
+            "-n",
+            "test",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"loadBalancer":{"ingress":[{"ip":"34.172.32.172"}]}}}"#,
+        ],
+    );
+}
+
 /// The ClusterProfiles EventTrigger `trigger` generated.
 pub fn profiles_of(dir: &Path, trigger: &str) -> Vec<Value> {
     let selector = format!("eventtrigger.lib.projectsveltos.io/eventtriggername={trigger}");

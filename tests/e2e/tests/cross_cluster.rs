@@ -14,21 +14,7 @@ fn a_load_balancer_in_one_cluster_is_reachable_by_name_in_another() {
     apply_example(&dir, "mgmt", "cross-cluster", "");
     apply_example(&dir, "cluster-2", "cross-cluster", "managed/service.yaml");
     // Not an event until the load balancer has an address.
-    kubectl(
-        &dir,
-        "cluster-2",
-        &[
-            "patch",
-            "service",
-            "my-lb-service",
-            "-n",
-            "test",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            r#"{"status":{"loadBalancer":{"ingress":[{"ip":"34.172.32.172"}]}}}"#,
-        ],
-    );
+    common::give_load_balancer_an_address(&dir, "cluster-2");
 
     let endpoints = eventually("Endpoints in cluster-1", || {
         items(&dir, "cluster-1", &["get", "endpoints", "-n", "external"]).pop()

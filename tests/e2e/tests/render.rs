@@ -130,21 +130,7 @@ fn render_equals_live(case: Case) {
     }
     if case.scenario == "cross-cluster" {
         // Not an event until the load balancer has an address (as the example's README says).
-        kubectl(
-            dir,
-            case.source,
-            &[
-                "patch",
-                "service",
-                "my-lb-service",
-                "-n",
-                "test",
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                r#"{"status":{"loadBalancer":{"ingress":[{"ip":"34.172.32.172"}]}}}"#,
-            ],
-        );
+        common::give_load_balancer_an_address(dir, case.source);
     }
     // The live side converges; render is a function of what it reads. Compare until they
     // agree, and show the last difference if they never do.
