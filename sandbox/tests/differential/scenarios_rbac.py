@@ -233,6 +233,20 @@ def authorization():
             binding("b", "Role", "r"), widget(),
             as_sa("GET", "/apis/" + GROUP + "/v1/namespaces/$NS/widgets/a/status", until=200),
             as_sa("GET", "/apis/" + GROUP + "/v1/namespaces/$NS/widgets/a")],
+        # An apply that creates is also a create of that name (patch alone is not enough, and
+        # resourceNames limit it); a POST create carries no name, so they never allow it.
+        "rbac-apply-create-needs-create": [
+            role("r", [rule(["patch"], ["configmaps"]),
+                       rule(["create"], ["configmaps"], names=["a"])]),
+            binding("b", "Role", "r"), ready("patch", "configmaps"),
+            as_sa("PATCH", cm_path("b") + "?fieldManager=m",
+                  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}},
+                  contentType="application/apply-patch+yaml"),
+            as_sa("PATCH", cm_path("a") + "?fieldManager=m",
+                  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
+                  contentType="application/apply-patch+yaml", until=201),
+            as_sa("POST", cm_path(None),
+                  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})],
         "rbac-group-mismatch": [
             role("r", [rule(["get"], ["configmaps"], groups=["apps"])]),
             binding("b", "Role", "r"), cm(), as_sa("GET", cm_path())],
