@@ -35,8 +35,8 @@ enum Cell {
     Age,
     /// A JSONPath of a CRD's printer column, with the column's type.
     Path(Vec<Step>, String),
-    /// A built-in kind's computed cell.
-    Computed(fn(&Value) -> Value),
+    /// A built-in kind's computed cell, from the object in its stored form and the time now.
+    Computed(fn(&Value, Timestamp) -> Value),
 }
 
 fn column(name: &str, kind: &str, format: &str, description: &str, cell: Cell) -> Column {
@@ -67,7 +67,7 @@ fn age_column() -> Column {
 }
 
 fn columns(info: &ResourceInfo) -> Vec<Column> {
-    if info.plural == "events" && (info.group.is_empty() || info.group == "events.k8s.io") {
+    if info.group_resource() == crate::events::storage() {
         return event_columns();
     }
     let mut columns = vec![name_column()];
@@ -92,22 +92,24 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
         return columns;
     }
     if info.group.is_empty() {
-        let computed = |name: &str, cell: fn(&Value) -> Value| {
+        let computed = |name: &str, cell: fn(&Value, Timestamp) -> Value| {
             column(name, "string", "", "", Cell::Computed(cell))
         };
         match info.plural.as_str() {
             "services" => {
-                columns.push(computed("Type", |o| o["spec"]["type"].clone()));
-                columns.push(computed("Cluster-IP", |o| o["spec"]["clusterIP"].clone()));
-                columns.push(computed("External-IP", external_ips));
-                columns.push(computed("Port(s)", service_ports));
+                columns.push(computed("Type", |o, _| o["spec"]["type"].clone()));
+                columns.push(computed("Cluster-IP", |o, _| {
+                    o["spec"]["clusterIP"].clone()
+                }));
+                columns.push(computed("External-IP", |o, _| external_ips(o)));
+                columns.push(computed("Port(s)", |o, _| service_ports(o)));
             }
-            "configmaps" => columns.push(computed("Data", |o| json!(data_count(o)))),
+            "configmaps" => columns.push(computed("Data", |o, _| json!(data_count(o)))),
             "secrets" => {
-                columns.push(computed("Type", |o| o["type"].clone()));
-                columns.push(computed("Data", |o| json!(data_count(o))));
+                columns.push(computed("Type", |o, _| o["type"].clone()));
+                columns.push(computed("Data", |o, _| json!(data_count(o))));
             }
-            "namespaces" => columns.push(computed("Status", |o| o["status"]["phase"].clone())),
+            "namespaces" => columns.push(computed("Status", |o, _| o["status"]["phase"].clone())),
             _ => {}
         }
     }
@@ -116,68 +118,52 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
 }
 
 /// kube-apiserver's Event columns (its printers' `printEvent`, always generated wide; kubectl
-/// shows the priority 1 columns with `-o wide`). Both Events APIs print the core form.
+/// shows the priority 1 columns with `-o wide`), computed from the core form both Events APIs
+/// store.
 fn event_columns() -> Vec<Column> {
-    let cell = |name: &str, priority: u8, cell: fn(&Value) -> Value| {
+    let cell = |name: &str, priority: u8, cell: fn(&Value, Timestamp) -> Value| {
         let mut column = column(name, "string", "", "", Cell::Computed(cell));
         column.definition["priority"] = json!(priority);
         column
     };
-    let mut name = cell("Name", 1, |o| o["metadata"]["name"].clone());
+    let mut name = cell("Name", 1, |o, _| o["metadata"]["name"].clone());
     name.definition["format"] = json!("name");
     vec![
-        cell("Last Seen", 0, |o| json!(event_last_seen(&core_event(o)))),
-        cell("Type", 0, |o| core_event(o)["type"].clone()),
-        cell("Reason", 0, |o| core_event(o)["reason"].clone()),
-        cell("Object", 0, |o| json!(event_target(&core_event(o)))),
-        cell("Subobject", 1, |o| {
+        cell("Last Seen", 0, event_last_seen),
+        cell("Type", 0, |o, _| o["type"].clone()),
+        cell("Reason", 0, |o, _| o["reason"].clone()),
+        cell("Object", 0, |o, _| json!(event_target(o))),
+        cell("Subobject", 1, |o, _| {
             json!(
-                core_event(o)["involvedObject"]["fieldPath"]
+                o["involvedObject"]["fieldPath"]
                     .as_str()
                     .unwrap_or_default()
             )
         }),
-        cell("Source", 1, |o| json!(event_source(&core_event(o)))),
-        cell("Message", 0, |o| {
-            json!(core_event(o)["message"].as_str().unwrap_or_default().trim())
+        cell("Source", 1, |o, _| json!(event_source(o))),
+        cell("Message", 0, |o, _| {
+            json!(o["message"].as_str().unwrap_or_default().trim())
         }),
-        cell("First Seen", 1, |o| json!(event_first_seen(&core_event(o)))),
-        cell("Count", 1, |o| json!(event_count(&core_event(o)))),
+        cell("First Seen", 1, event_first_seen),
+        cell("Count", 1, |o, _| json!(event_count(o))),
         name,
     ]
 }
 
-/// An Event in its core form, whichever API it was read through.
-fn core_event(object: &Value) -> Value {
-    if object["apiVersion"] == "events.k8s.io/v1" {
-        crate::events::to_core(object)
-    } else {
-        object.clone()
-    }
-}
-
-/// How long ago a timestamp was, or `<unknown>`.
-fn since(timestamp: &Value) -> String {
-    match timestamp.as_str().and_then(|t| t.parse::<Timestamp>().ok()) {
-        Some(then) => human_duration((Timestamp::now().as_second() - then.as_second()).max(0)),
-        None => "<unknown>".to_owned(),
-    }
-}
-
-fn event_first_seen(event: &Value) -> String {
+fn event_first_seen(event: &Value, now: Timestamp) -> Value {
     match event.get("firstTimestamp").filter(|t| t.is_string()) {
-        Some(first) => since(first),
-        None => since(&event["eventTime"]),
+        Some(first) => age(first, now),
+        None => age(&event["eventTime"], now),
     }
 }
 
-fn event_last_seen(event: &Value) -> String {
+fn event_last_seen(event: &Value, now: Timestamp) -> Value {
     if let Some(observed) = event["series"].get("lastObservedTime") {
-        return since(observed);
+        return age(observed, now);
     }
     match event.get("lastTimestamp").filter(|t| t.is_string()) {
-        Some(last) => since(last),
-        None => event_first_seen(event),
+        Some(last) => age(last, now),
+        None => event_first_seen(event, now),
     }
 }
 
@@ -278,13 +264,19 @@ pub fn table(
     let rows: Vec<Value> = objects
         .iter()
         .map(|object| {
+            // Events read through events.k8s.io print from the core form they are stored in.
+            let stored = if crate::events::is_events_api(info) {
+                std::borrow::Cow::Owned(crate::events::to_core(object))
+            } else {
+                std::borrow::Cow::Borrowed(object)
+            };
             let cells: Vec<Value> = columns
                 .iter()
                 .map(|c| match &c.cell {
                     Cell::Name => object["metadata"]["name"].clone(),
                     Cell::Age => age(&object["metadata"]["creationTimestamp"], now),
                     Cell::Path(path, kind) => path_cell(object, path, kind, now),
-                    Cell::Computed(cell) => cell(object),
+                    Cell::Computed(cell) => cell(&stored, now),
                 })
                 .collect();
             let mut row = json!({"cells": cells});
