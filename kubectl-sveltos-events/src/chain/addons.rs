@@ -108,6 +108,24 @@ pub enum ShowFormat {
     Yaml,
 }
 
+impl ShowFormat {
+    /// Writes `rows` as a JSON array or YAML, or, for `table` and `wide`, as `table` prints
+    /// them (told whether wide).
+    pub fn write<T: Serialize, W: Write>(
+        self,
+        rows: &[T],
+        out: &mut W,
+        table: impl FnOnce(bool, &mut W) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            ShowFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(rows)?)?,
+            ShowFormat::Yaml => out.write_all(serde_saphyr::to_string(&rows)?.as_bytes())?,
+            ShowFormat::Table | ShowFormat::Wide => table(self == ShowFormat::Wide, out)?,
+        }
+        Ok(())
+    }
+}
+
 /// One deployed add-on.
 #[derive(Debug, Clone, Serialize)]
 pub struct Addon {
@@ -176,13 +194,8 @@ pub async fn show_addons(args: AddonsArgs, out: &mut impl Write) -> anyhow::Resu
             &b.name,
         ))
     });
-    match args.output {
-        ShowFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
-        ShowFormat::Yaml => out.write_all(serde_saphyr::to_string(&rows)?.as_bytes())?,
-        ShowFormat::Table | ShowFormat::Wide => {
-            print_table(&rows, args.output == ShowFormat::Wide, out)?
-        }
-    }
+    args.output
+        .write(&rows, out, |wide, out| print_table(&rows, wide, out))?;
     Ok(if unread == 0 { 0 } else { 1 })
 }
 

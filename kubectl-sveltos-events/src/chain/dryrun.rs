@@ -8,7 +8,7 @@ use api::labels::CLUSTER_PROFILE_NAME_LABEL;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::addons::{ScopeArgs, ShowFormat, print_columns};
+use super::addons::{ScopeArgs, print_columns};
 use super::fleet::Fleet;
 use super::{meta, spec_cluster};
 
@@ -68,11 +68,8 @@ pub async fn show_dryrun(args: DryRunArgs, out: &mut impl Write) -> anyhow::Resu
                 &b.name,
             ))
     });
-    match args.output {
-        ShowFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&changes)?)?,
-        ShowFormat::Yaml => out.write_all(serde_saphyr::to_string(&changes)?.as_bytes())?,
-        ShowFormat::Table | ShowFormat::Wide => print(&changes, out)?,
-    }
+    args.output
+        .write(&changes, out, |_, out| print(&changes, out))?;
     Ok(0)
 }
 

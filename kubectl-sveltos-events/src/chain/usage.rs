@@ -121,20 +121,17 @@ pub async fn show_usage(args: UsageArgs, out: &mut impl Write) -> anyhow::Result
             });
         }
     }
-    match args.output {
-        ShowFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
-        ShowFormat::Yaml => out.write_all(serde_saphyr::to_string(&rows)?.as_bytes())?,
-        ShowFormat::Table | ShowFormat::Wide if rows.is_empty() => {
-            writeln!(out, "{kind} {name} affects no cluster.")?
+    args.output.write(&rows, out, |_, out| {
+        if rows.is_empty() {
+            writeln!(out, "{kind} {name} affects no cluster.")?;
+            return Ok(());
         }
-        ShowFormat::Table | ShowFormat::Wide => {
-            let cells: Vec<Vec<&str>> = rows
-                .iter()
-                .map(|r| vec![r.cluster.as_str(), &r.profile, &r.via, &r.status])
-                .collect();
-            super::addons::print_columns(&["CLUSTER", "PROFILE", "VIA", "STATUS"], &cells, out)?;
-        }
-    }
+        let cells: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| vec![r.cluster.as_str(), &r.profile, &r.via, &r.status])
+            .collect();
+        super::addons::print_columns(&["CLUSTER", "PROFILE", "VIA", "STATUS"], &cells, out)
+    })?;
     Ok(0)
 }
 
