@@ -177,19 +177,24 @@ fn filter(offered: Vec<String>, partial: &str) -> Vec<String> {
 /// `KIND/NAME` arguments: `kind/` while the kind is being typed (without a space after it),
 /// then the names of that kind's objects, read from the cluster the line names.
 async fn objects(command: &Command, line: &Line, partial: &str) -> (Vec<String>, u8) {
+    let cluster = line.managed.as_deref().unwrap_or(MANAGEMENT);
+    let fixed = match command.get_name() {
+        // `show usage` takes only these.
+        "usage" => Some(&["clusterprofile", "configmap", "secret"][..]),
+        _ if cluster == MANAGEMENT => Some(&SVELTOS_KINDS[..]),
+        _ => None,
+    };
+    let kind = partial.split_once('/').map(|(kind, _)| kind);
+    if let (None, Some(fixed)) = (kind, fixed) {
+        let kinds = fixed.iter().map(|k| format!("{k}/")).collect();
+        return (filter(kinds, partial), NO_FILES | NO_SPACE);
+    }
+    // The rest is read from the cluster.
     let Some(mut fleet) = client(&line.cluster).await.map(Fleet::new) else {
         return (Vec::new(), NO_FILES);
     };
-    let cluster = line.managed.as_deref().unwrap_or(MANAGEMENT);
-    let Some((kind, _)) = partial.split_once('/') else {
-        let kinds = match command.get_name() {
-            // `show usage` takes only these.
-            "usage" => ["clusterprofile", "configmap", "secret"]
-                .map(str::to_owned)
-                .to_vec(),
-            _ if cluster == MANAGEMENT => SVELTOS_KINDS.map(str::to_owned).to_vec(),
-            _ => fleet.kind_names(cluster).await.unwrap_or_default(),
-        };
+    let Some(kind) = kind else {
+        let kinds = fleet.kind_names(cluster).await.unwrap_or_default();
         let kinds = kinds.into_iter().map(|k| format!("{k}/")).collect();
         return (filter(kinds, partial), NO_FILES | NO_SPACE);
     };

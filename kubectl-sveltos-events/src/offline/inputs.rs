@@ -60,11 +60,11 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
         }
     }
     for (object, place) in config_objects {
-        match referenced(&object).with_context(|| place)? {
-            Some(found) if is_referenced(&inputs.triggers, &found) => {
-                inputs.referenced.push(found);
-            }
-            _ => inputs.resources.push(object),
+        let found = referenced(&object).with_context(|| place)?;
+        if is_referenced(&inputs.triggers, &found) {
+            inputs.referenced.push(found);
+        } else {
+            inputs.resources.push(object);
         }
     }
     Ok(inputs)
@@ -178,14 +178,12 @@ fn sort(
     Ok(())
 }
 
-/// A ConfigMap or Secret document as the manager reads it.
-fn referenced(object: &Value) -> anyhow::Result<Option<Referenced>> {
-    let (_, _, kind) = agent::select::gvk(object);
-    Ok(Some(match kind {
-        "ConfigMap" => Referenced::from_config_map(&typed::<ConfigMap>(object)?),
+/// A ConfigMap or Secret document (the only kinds queued for this) as the manager reads it.
+fn referenced(object: &Value) -> anyhow::Result<Referenced> {
+    Ok(match agent::select::gvk(object).2 {
         "Secret" => Referenced::from_secret(&typed::<Secret>(object)?),
-        _ => return Ok(None),
-    }))
+        _ => Referenced::from_config_map(&typed::<ConfigMap>(object)?),
+    })
 }
 
 /// Whether a trigger reads `found` from the management cluster: its policyRefs,
