@@ -129,3 +129,183 @@ fn a_template_written_without_a_namespace_is_in_default_and_a_folder_named_twice
     assert!(out.contains("name: front-my-service"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two SveltosClusters, as `kubectl get sveltosclusters -o yaml` would give them (no status:
+/// render counts every cluster as ready).
+fn clusters(dir: &Path) -> PathBuf {
+    let file = dir.join("clusters.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
+         metadata: {name: cluster-1, namespace: default, labels: {federationid: cluster-a, env: fv}}\n\
+         spec: {}\n---\n\
+         apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
+         metadata: {name: cluster-2, namespace: default, labels: {federationid: cluster-b, env: production}}\n\
+         spec: {}\n",
+    )
+    .unwrap();
+    file
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("render-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn examples(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn addons_are_rendered_for_the_destination_with_template_resources_from_files_and_generators() {
+    let dir = scratch("addons");
+    let clusters = clusters(&dir);
+    let (code, out, err) = render(&[
+        "-f",
+        &examples("kubeconfig-secret"),
+        "-f",
+        clusters.to_str().unwrap(),
+        "--cluster",
+        "default/cluster-1",
+        "--addons",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let items = list["items"].as_array().unwrap();
+    let secret = items
+        .iter()
+        .find(|o| o["metadata"]["name"] == "remote-cluster-secret-name")
+        .unwrap_or_else(|| panic!("no kubeconfig Secret rendered: {out}"));
+    // The deployer's metadata, for cluster-2 (federationid=cluster-b), not the source.
+    let annotations = &secret["metadata"]["annotations"];
+    let summary = annotations["projectsveltos.io/clustersummary"]
+        .as_str()
+        .unwrap();
+    assert!(summary.ends_with("-sveltos-cluster-2"), "{summary}");
+    assert_eq!(
+        annotations["projectsveltos.io/reference-name"],
+        "calico-remote-cluster-config"
+    );
+    assert!(annotations["projectsveltos.io/hash"].is_string());
+    // The kubeconfig holds the token of the generated ConfigMap (from the Secret's
+    // stringData, stored as data) and the address of the ConfigMap in the files.
+    let kubeconfig = secret["data"]["kubeconfig"].as_str().unwrap();
+    use base64::Engine;
+    let kubeconfig = base64::engine::general_purpose::STANDARD
+        .decode(kubeconfig)
+        .unwrap();
+    let kubeconfig = String::from_utf8(kubeconfig).unwrap();
+    assert!(
+        kubeconfig.contains("token: eyJhbGciOiJSUzI1NiJ9.sandbox-federation-token"),
+        "{kubeconfig}"
+    );
+    assert!(
+        kubeconfig.contains("server: https://cluster-1.example.com:6443"),
+        "{kubeconfig}"
+    );
+
+    // In YAML, each add-on says where it goes.
+    let (code, out, err) = render(&[
+        "-f",
+        &examples("kubeconfig-secret"),
+        "-f",
+        clusters.to_str().unwrap(),
+        "--cluster",
+        "default/cluster-1",
+        "--addons",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("---\n# cluster default/cluster-2: from ClusterProfile sveltos-"),
+        "{out}"
+    );
+
+    // Without the cluster's own ConfigMap, the template resource is missing: named, exit 1.
+    let trigger = examples("kubeconfig-secret/eventtrigger.yaml");
+    let mut args = vec!["-f".to_owned(), trigger];
+    for file in [
+        "eventsource.yaml",
+        "remote-cluster-config.yaml",
+        "token-template.yaml",
+        "managed",
+    ] {
+        args.extend([
+            "-f".to_owned(),
+            examples(&format!("kubeconfig-secret/{file}")),
+        ]);
+    }
+    args.extend(
+        [
+            "-f",
+            clusters.to_str().unwrap(),
+            "--cluster",
+            "default/cluster-1",
+            "--addons",
+        ]
+        .map(str::to_owned),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = render(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "cluster default/cluster-2: templateResourceRef ConfigData: ConfigMap cluster-1 does not exist in the files"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cluster_set_selects_the_source_and_the_destination() {
+    let dir = scratch("set");
+    let clusters = clusters(&dir);
+    let files = |source: &str| {
+        let mut args: Vec<String> = Vec::new();
+        for file in [
+            "cluster-set",
+            "network-policy/eventsource.yaml",
+            "network-policy/configmap.yaml",
+            "network-policy/managed",
+        ] {
+            args.extend(["-f".to_owned(), examples(file)]);
+        }
+        args.extend(
+            [
+                "-f",
+                clusters.to_str().unwrap(),
+                "--cluster",
+                source,
+                "--addons",
+            ]
+            .map(str::to_owned),
+        );
+        render(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    // The set (maxReplicas 1) selects the first of its pool: cluster-1 is watched and gets
+    // the policy.
+    let (code, out, err) = files("default/cluster-1");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("# cluster default/cluster-1: from ClusterProfile"),
+        "{out}"
+    );
+    assert!(out.contains("kind: NetworkPolicy"), "{out}");
+    // cluster-2 is in the pool but not selected: its resources are no event.
+    let (code, out, err) = files("default/cluster-2");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "EventTrigger failover-network-policy: it watches default/cluster-1, not the source cluster default/cluster-2"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -4,12 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use api::labels::{
-    CLUSTER_PROFILE_SECRET_TYPE, HASH_ANNOTATION, LUA_ANNOTATION, TEMPLATE_ANNOTATION,
-};
+use api::labels::HASH_ANNOTATION;
 use api::v1beta1::{
-    ClusterProfileSpec, DeploymentType, PolicyRef, ReportedResource, ResourceReport,
-    StopMatchingBehavior, SyncMode, TemplateResourceRef,
+    ClusterProfileSpec, ReportedResource, ResourceReport, StopMatchingBehavior, SyncMode,
 };
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{
@@ -17,29 +14,18 @@ use kube::api::{
     PostParams,
 };
 use kube::{Client, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::clusters::Cluster;
 use crate::deployer::Caches;
-use crate::deployer::documents::objects;
-use crate::deployer::metadata::{Owner, Reference, conflict, decorate, deployed_by, hash, strip};
+use crate::deployer::manifests::{self, Manifest, object_gvk, template_resources};
+use crate::deployer::metadata::{Owner, conflict, decorate, deployed_by, hash, strip};
 use crate::deployer::targets::{Target, Targets};
-use crate::engine::{GoTemplates, render_addon};
-use crate::event_data::cluster_only_data;
-use crate::instantiate::Lookup;
-use crate::render::{render_field, template_name};
+use crate::engine::GoTemplates;
 use agent::words::words;
 
 /// Field manager of deployed objects, as Sveltos' addon-controller.
 pub const FIELD_MANAGER: &str = "application/apply-patch";
-
-/// One object to deploy.
-struct Manifest {
-    target: Target,
-    reference: Reference,
-    skip_namespace_creation: bool,
-    object: Value,
-}
 
 /// A deployed object's identity: target, `Kind.version.group`, namespace, name.
 pub type Key = (Target, String, String, String);
@@ -117,38 +103,6 @@ fn parse_gvk(text: &str) -> Option<GroupVersionKind> {
     Some(GroupVersionKind::gvk(group, version, kind))
 }
 
-fn object_gvk(object: &Value) -> GroupVersionKind {
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let kind = object
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    GroupVersionKind::gvk(group, version, kind)
-}
-
-fn target_of(reference: &PolicyRef, cluster: &Cluster) -> Target {
-    match reference.deployment_type {
-        DeploymentType::Local => Target::Local,
-        DeploymentType::Remote => Target::Remote(cluster.reference.clone()),
-    }
-}
-
-/// The summary annotation Sveltos writes for a cluster, `<type>-<namespace>-<name>`: not a
-/// ClusterSummary's name; recognised on objects deployed before, never written.
-fn legacy_summary_annotation(cluster: &Cluster) -> String {
-    let reference = &cluster.reference;
-    format!(
-        "{}-{}-{}",
-        reference.cluster_type.lowercase(),
-        reference.namespace,
-        reference.name
-    )
-}
-
 /// The per-pass context.
 pub struct Deployer<'a> {
     /// Caches of the management cluster.
@@ -162,140 +116,39 @@ pub struct Deployer<'a> {
 }
 
 impl Deployer<'_> {
-    /// The objects `templateResourceRefs` name, by identifier, fetched from the management
-    /// cluster.
-    async fn template_resources(
-        &mut self,
-        profile: &str,
-        refs: &[TemplateResourceRef],
-        cluster: &Cluster,
-    ) -> Result<BTreeMap<String, Value>, String> {
-        let data = cluster_only_data(&cluster.object);
-        let name = template_name(
-            &cluster.reference.namespace,
-            &cluster.reference.name,
-            profile,
-        );
-        let mut resources = BTreeMap::new();
-        for reference in refs {
-            let resource = &reference.resource;
-            let field = |text: &Option<String>| {
-                render_field(
-                    self.names,
-                    &name,
-                    text.as_deref().unwrap_or_default(),
-                    &data,
-                )
-            };
-            let object_name = field(&resource.name)?;
-            let namespace = field(&resource.namespace)?;
-            let api_version = resource.api_version.clone().unwrap_or_default();
-            let gvk = object_gvk(&json!({"apiVersion": api_version, "kind": resource.kind}));
-            let mgmt = self.targets.mgmt().clone();
-            let served = self.targets.kind(&Target::Local, &mgmt, &gvk).await?;
-            let namespace = if namespace.is_empty() {
-                cluster.reference.namespace.clone()
-            } else {
-                namespace
-            };
-            let api = served.api(mgmt, &namespace);
-            match api.get_opt(&object_name).await.map_err(|e| words(&e))? {
-                Some(object) => {
-                    let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
-                    resources.insert(reference.identifier.clone(), value);
-                }
-                None if reference.optional => {}
-                None => {
-                    return Err(format!(
-                        "templateResourceRef {}: {} {object_name} does not exist",
-                        reference.identifier, gvk.kind
-                    ));
-                }
-            }
-        }
-        Ok(resources)
-    }
-
-    /// Every object the profile's policyRefs hold for `cluster`, in policyRef order.
+    /// Every object the profile's policyRefs hold for `cluster`, in policyRef order, with
+    /// the template resources fetched from the management cluster when a policy needs them.
     async fn manifests(
         &mut self,
         profile: &str,
         spec: &ClusterProfileSpec,
         cluster: &Cluster,
     ) -> Result<Vec<Manifest>, String> {
-        let mut resources = None;
-        let mut out = Vec::new();
-        for reference in &spec.policy_refs {
-            let namespace = if reference.namespace.is_empty() {
-                &cluster.reference.namespace
-            } else {
-                &reference.namespace
-            };
-            let place = format!("{} {namespace}/{}", reference.kind, reference.name);
-            if reference.kind != "ConfigMap" && reference.kind != "Secret" {
-                return Err(format!(
-                    "policyRef {place}: only ConfigMaps and Secrets are deployed by sveltos-events so far"
-                ));
-            }
-            let Some(found) = self.caches.get(&reference.kind, namespace, &reference.name) else {
-                if reference.optional {
-                    continue;
-                }
-                return Err(format!("policyRef {place} does not exist"));
-            };
-            if reference.kind == "Secret"
-                && found.secret_type.as_deref() != Some(CLUSTER_PROFILE_SECRET_TYPE)
-            {
-                return Err(format!(
-                    "policyRef {place}: a Secret must have type {CLUSTER_PROFILE_SECRET_TYPE}"
-                ));
-            }
-            if found.annotations.contains_key(LUA_ANNOTATION) {
-                return Err(format!(
-                    "policyRef {place}: {LUA_ANNOTATION} policies (Lua that returns the objects) are not deployed by sveltos-events yet"
-                ));
-            }
-            let templated = found.annotations.contains_key(TEMPLATE_ANNOTATION);
-            if templated && resources.is_none() {
-                resources = Some(
-                    self.template_resources(profile, &spec.template_resource_refs, cluster)
-                        .await?,
-                );
-            }
-            let data = json!({"Cluster": cluster.object, "MgmtResources": resources.clone().unwrap_or_default()});
-            let name = template_name(
-                &cluster.reference.namespace,
-                &cluster.reference.name,
-                profile,
-            );
-            for (key, text) in &found.data {
-                let text = if templated {
-                    render_addon(
-                        &name,
-                        text,
-                        &data,
-                        resources.as_ref().unwrap_or(&BTreeMap::new()),
-                    )
-                    .map_err(|e| format!("policyRef {place} key {key:?}: {e}"))?
-                } else {
-                    text.clone()
-                };
-                for object in objects(key, &text).map_err(|e| format!("policyRef {place}: {e}"))? {
-                    out.push(Manifest {
-                        target: target_of(reference, cluster),
-                        reference: Reference {
-                            kind: reference.kind.clone(),
-                            namespace: namespace.clone(),
-                            name: reference.name.clone(),
-                            tier: reference.tier,
-                        },
-                        skip_namespace_creation: reference.skip_namespace_creation,
-                        object,
-                    });
+        let mut resources = BTreeMap::new();
+        if manifests::templated(spec, cluster, self.caches) {
+            let wanted =
+                template_resources(self.names, profile, &spec.template_resource_refs, cluster)?;
+            for resource in wanted {
+                let mgmt = self.targets.mgmt().clone();
+                let served = self
+                    .targets
+                    .kind(&Target::Local, &mgmt, &resource.gvk)
+                    .await?;
+                let api = served.api(mgmt, &resource.namespace);
+                match api.get_opt(&resource.name).await.map_err(|e| words(&e))? {
+                    Some(object) => {
+                        let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
+                        resources.insert(resource.identifier.clone(), value);
+                    }
+                    None => {
+                        if let Some(failure) = resource.missing() {
+                            return Err(failure);
+                        }
+                    }
                 }
             }
         }
-        Ok(out)
+        manifests::manifests(profile, spec, cluster, self.caches, &resources)
     }
 
     /// Applies one manifest (in a dry run: validates it on the server and says what applying
@@ -438,15 +291,7 @@ impl Deployer<'_> {
         previous: Option<(&[String], &ClusterProfileSpec)>,
     ) -> Outcome {
         let dry_run = spec.sync_mode == SyncMode::DryRun;
-        let owner = Owner {
-            profile: profile.to_owned(),
-            tier: spec.tier,
-            summary: super::summary_name(profile, cluster),
-            legacy_summary: legacy_summary_annotation(cluster),
-            deployment_type: "Remote".to_owned(),
-            extra_labels: spec.extra_labels.clone(),
-            extra_annotations: spec.extra_annotations.clone(),
-        };
+        let owner = manifests::owner(profile, spec, cluster);
         // Keep the record of earlier kinds until a complete pass has cleaned them up.
         let earlier: Vec<String> = previous.map(|p| p.0.to_vec()).unwrap_or_default();
         let manifests = match self.manifests(profile, spec, cluster).await {
@@ -499,10 +344,14 @@ impl Deployer<'_> {
             let mut targets: BTreeSet<Target> = spec
                 .policy_refs
                 .iter()
-                .map(|r| target_of(r, cluster))
+                .map(|r| manifests::target(r, cluster))
                 .collect();
             if let Some((_, old)) = previous {
-                targets.extend(old.policy_refs.iter().map(|r| target_of(r, cluster)));
+                targets.extend(
+                    old.policy_refs
+                        .iter()
+                        .map(|r| manifests::target(r, cluster)),
+                );
             }
             let kinds: BTreeSet<String> = earlier
                 .iter()
@@ -679,19 +528,11 @@ impl Deployer<'_> {
         cluster: &Cluster,
         kinds: &[String],
     ) -> Result<(), String> {
-        let owner = Owner {
-            profile: profile.to_owned(),
-            tier: spec.tier,
-            summary: super::summary_name(profile, cluster),
-            legacy_summary: legacy_summary_annotation(cluster),
-            deployment_type: String::new(),
-            extra_labels: BTreeMap::new(),
-            extra_annotations: BTreeMap::new(),
-        };
+        let owner = manifests::owner(profile, spec, cluster);
         let targets: BTreeSet<Target> = spec
             .policy_refs
             .iter()
-            .map(|r| target_of(r, cluster))
+            .map(|r| manifests::target(r, cluster))
             .collect();
         if spec.sync_mode == SyncMode::DryRun {
             return Ok(());

@@ -8,6 +8,7 @@
 pub mod deploy;
 pub mod diff;
 pub mod documents;
+pub mod manifests;
 pub mod metadata;
 pub mod targets;
 
@@ -327,11 +328,11 @@ fn refers_to(spec: &ClusterProfileSpec, kind: &str, namespace: &str, name: &str)
 }
 
 /// The clusters `profile` matches: its clusterSelector, its clusterRefs and the clusters its
-/// ClusterSets (`setRefs`) selected; ready ones only.
-fn matching<'a>(
+/// ClusterSets (`setRefs`) selected, as `selected` says; ready ones only.
+pub fn matching<'a>(
     spec: &ClusterProfileSpec,
     clusters: &'a [Cluster],
-    cluster_sets: &Store<ClusterSet>,
+    selected: impl Fn(&str) -> Vec<ClusterRef>,
 ) -> Result<Vec<&'a Cluster>, String> {
     let mut picked =
         select(clusters, &spec.cluster_selector).map_err(|e| format!("clusterSelector: {e}"))?;
@@ -339,10 +340,7 @@ fn matching<'a>(
         .cluster_refs
         .iter()
         .filter_map(ClusterRef::from_reference);
-    let in_sets = spec
-        .set_refs
-        .iter()
-        .flat_map(|name| sets::selected(cluster_sets, name));
+    let in_sets = spec.set_refs.iter().flat_map(|name| selected(name));
     for wanted in referenced.chain(in_sets) {
         let found = clusters
             .iter()
@@ -393,9 +391,10 @@ async fn reconcile(
     }
     let clusters = caches.fleet.in_scope();
     let wanted = match &profile {
-        Some(profile) => {
-            matching(&profile.spec, &clusters, &caches.cluster_sets).map_err(ManagerError::Plan)?
-        }
+        Some(profile) => matching(&profile.spec, &clusters, |name| {
+            sets::selected(&caches.cluster_sets, name)
+        })
+        .map_err(ManagerError::Plan)?,
         None => Vec::new(),
     };
     let summaries: Vec<Arc<ClusterSummary>> = caches

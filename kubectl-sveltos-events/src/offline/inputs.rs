@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow, bail};
 use api::load::Object;
-use api::v1beta1::{EventSource, EventTrigger};
+use api::v1beta1::{ClusterSet, EventSource, EventTrigger};
 use controller::clusters::Cluster;
 use controller::instantiate::Referenced;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -26,6 +26,11 @@ pub struct Inputs {
     pub referenced: Vec<Referenced>,
     /// SveltosClusters and Cluster API Clusters.
     pub clusters: Vec<Cluster>,
+    /// ClusterSets (triggers' `clusterSetRefs`, profiles' `setRefs`).
+    pub cluster_sets: Vec<ClusterSet>,
+    /// The management cluster's objects as written: the referenced ConfigMaps and Secrets,
+    /// the clusters and ClusterSets (what `templateResourceRefs` may name).
+    pub management: Vec<Value>,
     /// Every other object: the source cluster's resources.
     pub resources: Vec<Value>,
     /// Documents left out, with why (objects the manager writes, not reads).
@@ -52,6 +57,7 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
             .with_context(|| format!("{} is not YAML or JSON", file.display()))?;
         for mut document in documents.into_iter().flat_map(list_items) {
             default_namespace(&mut document);
+            store_string_data(&mut document);
             let describe = agent::select::describe(&document);
             let place = format!("{}: {describe}", file.display());
             let object = api::load::object(document).with_context(|| place.clone())?;
@@ -63,6 +69,7 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
         let found = referenced(&object).with_context(|| place)?;
         if is_referenced(&inputs.triggers, &found) {
             inputs.referenced.push(found);
+            inputs.management.push(object);
         } else {
             inputs.resources.push(object);
         }
@@ -85,6 +92,29 @@ fn default_namespace(document: &mut Value) {
         .is_none_or(str::is_empty);
     if namespaced && missing && document["metadata"].is_object() {
         document["metadata"]["namespace"] = Value::String("default".to_owned());
+    }
+}
+
+/// A Secret's `stringData` written into its `data`, base64-encoded, as kube-apiserver stores
+/// it (an EventSource and every template read the stored object).
+fn store_string_data(document: &mut Value) {
+    use base64::Engine;
+    if agent::select::gvk(document) != ("", "v1", "Secret") {
+        return;
+    }
+    let Some(Value::Object(strings)) = document
+        .as_object_mut()
+        .and_then(|fields| fields.remove("stringData"))
+    else {
+        return;
+    };
+    if !document["data"].is_object() {
+        document["data"] = Value::Object(serde_json::Map::new());
+    }
+    for (key, value) in strings {
+        let text = value.as_str().unwrap_or_default();
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+        document["data"][&key] = Value::String(encoded);
     }
 }
 
@@ -162,6 +192,7 @@ fn sort(
         Object::EventSource(source) => inputs.sources.push(*source),
         Object::SveltosCluster(cluster) => {
             inputs.clusters.push(Cluster::from_sveltos(&cluster)?);
+            inputs.management.push(serde_json::to_value(&cluster)?);
         }
         Object::EventReport(_) | Object::ClusterProfile(_) | Object::ClusterSummary(_) => {
             inputs.skipped.push(api::load::describe(&object));
@@ -169,7 +200,14 @@ fn sort(
         Object::Other(value) => {
             let (group, _, kind) = agent::select::gvk(&value);
             match (group, kind) {
-                ("cluster.x-k8s.io", "Cluster") => inputs.clusters.push(Cluster::from_capi(&value)),
+                ("cluster.x-k8s.io", "Cluster") => {
+                    inputs.clusters.push(Cluster::from_capi(&value));
+                    inputs.management.push(value);
+                }
+                ("lib.projectsveltos.io", "ClusterSet") => {
+                    inputs.cluster_sets.push(typed::<ClusterSet>(&value)?);
+                    inputs.management.push(value);
+                }
                 ("", "ConfigMap" | "Secret") => config.push((value, place)),
                 _ => inputs.resources.push(value),
             }

@@ -4,6 +4,7 @@
 //! manager's own planning turns it into ClusterProfiles and instantiated ConfigMaps/Secrets,
 //! so what render prints is what a live manager writes.
 
+pub mod addons;
 pub mod inputs;
 pub mod world;
 
@@ -35,10 +36,12 @@ pub enum Output {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     kubectl sveltos-events render -f examples/network-policy --cluster-labels env=fv\n  \
-    kubectl sveltos-events render -f trigger.yaml -f source.yaml -f templates/ -f cluster.yaml -f services.yaml -o json\n\n\
+    kubectl sveltos-events render -f trigger.yaml -f source.yaml -f templates/ -f cluster.yaml -f services.yaml -o json\n  \
+    kubectl sveltos-events render -f examples/cross-cluster -f clusters.yaml --cluster default/cluster-2 --addons\n\n\
     Documents are sorted by kind: EventTriggers (or v1alpha1 EventBasedAddOns), EventSources,\n\
-    the ConfigMaps and Secrets the triggers reference, a SveltosCluster or Cluster API Cluster\n\
-    (the source cluster); every other document is a resource in the source cluster.\n\
+    the ConfigMaps and Secrets the triggers reference, SveltosClusters or Cluster API Clusters\n\
+    (the source cluster and, for --addons, the destinations), ClusterSets; every other\n\
+    document is a resource in the source cluster.\n\
     Exit 0 rendered, 1 a trigger failed for the cluster (it says why), 2 bad input.")]
 pub struct Args {
     /// A file or folder of YAML/JSON documents (repeatable; folders are read recursively).
@@ -55,6 +58,10 @@ pub struct Args {
     /// Output format.
     #[arg(short, long, value_enum, default_value = "yaml")]
     pub output: Output,
+    /// Also print the objects the deployer would apply in each destination cluster of the
+    /// files (after the ClusterProfiles, ConfigMaps and Secrets; in YAML each says where it goes).
+    #[arg(long)]
+    pub addons: bool,
 }
 
 /// Runs `render`: the objects on `out`, notes and failures on `err`; the exit code.
@@ -74,7 +81,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
     triggers.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     // One trigger per name, as in a cluster (the first read stands).
     triggers.dedup_by(|a, b| a.metadata.name == b.metadata.name);
-    let world = world::Offline::new(inputs, source)?;
+    let world = world::Offline::new(inputs, source.clone())?;
     let engine = GoTemplates::new();
     let mut profiles = Vec::new();
     let mut generated = Vec::new();
@@ -92,6 +99,12 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
             problems.push(format!(
                 "EventTrigger {name}: no cluster in the files matches its sourceClusterSelector"
             ));
+        } else if !planned.matching.contains(&source) {
+            let watched: Vec<String> = planned.matching.iter().map(ToString::to_string).collect();
+            problems.push(format!(
+                "EventTrigger {name}: it watches {}, not the source cluster {source}",
+                watched.join(", ")
+            ));
         }
         for (cluster, source) in &planned.sources {
             if world.event_source_labels(source).is_none() {
@@ -108,8 +121,8 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
     }
     let mut objects: Vec<Value> = Vec::new();
     profiles.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    for profile in profiles {
-        let mut value = serde_json::to_value(&profile)?;
+    for profile in &profiles {
+        let mut value = serde_json::to_value(profile)?;
         value["apiVersion"] = json!("config.projectsveltos.io/v1beta1");
         value["kind"] = json!("ClusterProfile");
         objects.push(value);
@@ -133,7 +146,19 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
              EventSources (`kubectl sveltos-events eval` shows why for each)"
         )?;
     }
-    write(&objects, args.output, out)?;
+    let mut documents: Vec<(Option<String>, Value)> =
+        objects.iter().map(|o| (None, o.clone())).collect();
+    if args.addons {
+        let mut management = world.inputs().management.clone();
+        management.extend(objects);
+        let (addons, failed) = addons::addons(&profiles, &management, &world, &engine);
+        problems.extend(failed);
+        documents.extend(addons.into_iter().map(|addon| {
+            let comment = format!("{}: from {}", addon.destination, addon.origin);
+            (Some(comment), addon.object)
+        }));
+    }
+    write(&documents, args.output, out)?;
     for problem in &problems {
         writeln!(err, "error: {problem}")?;
     }
@@ -207,15 +232,25 @@ fn source_cluster(
     Ok(source.reference.clone())
 }
 
-fn write(objects: &[Value], format: Output, out: &mut impl Write) -> anyhow::Result<()> {
+/// The documents as a `v1` List or YAML documents, each after its comment (if any).
+fn write(
+    documents: &[(Option<String>, Value)],
+    format: Output,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     match format {
         Output::Json => {
-            let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+            let items: Vec<&Value> = documents.iter().map(|(_, object)| object).collect();
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
             writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
         }
         Output::Yaml => {
-            for object in objects {
-                write!(out, "---\n{}", serde_saphyr::to_string(object)?)?;
+            for (comment, object) in documents {
+                writeln!(out, "---")?;
+                if let Some(comment) = comment {
+                    writeln!(out, "# {comment}")?;
+                }
+                write!(out, "{}", serde_saphyr::to_string(object)?)?;
             }
         }
     }

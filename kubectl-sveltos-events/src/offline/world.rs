@@ -13,6 +13,7 @@ use controller::event_data::{DocumentMemo, ReportEvents};
 use controller::identity::ClusterRef;
 use controller::instantiate::{Lookup, Referenced};
 use controller::plan::World;
+use controller::sets;
 use k8s_openapi::ByteString;
 use kube::api::ObjectMeta;
 
@@ -40,6 +41,34 @@ impl Offline {
     /// What was read.
     pub fn inputs(&self) -> &Inputs {
         &self.inputs
+    }
+
+    /// The clusters ClusterSet `name` of the files selects: those its status names, kept
+    /// while they are in its pool and healthy, and free places filled from the pool, as the
+    /// ClusterSet controller would select them (none when the files hold no such set).
+    pub fn selected(&self, name: &str) -> Vec<ClusterRef> {
+        let Some(set) = self
+            .inputs
+            .cluster_sets
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(name))
+        else {
+            return Vec::new();
+        };
+        let before = set
+            .status
+            .as_ref()
+            .map(|s| s.selected_cluster_refs.clone())
+            .unwrap_or_default();
+        sets::status(&set.spec.pool, None, &self.inputs.clusters, &before)
+            .map(|status| {
+                status
+                    .selected_cluster_refs
+                    .iter()
+                    .filter_map(ClusterRef::from_reference)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -70,8 +99,8 @@ impl World for Offline {
         0
     }
 
-    fn cluster_set(&self, _name: &str) -> Vec<ClusterRef> {
-        Vec::new()
+    fn cluster_set(&self, name: &str) -> Vec<ClusterRef> {
+        self.selected(name)
     }
 
     fn report(

@@ -1,8 +1,9 @@
-//! `render` equals live: for every example, what `kubectl sveltos-events render` prints from the
-//! example's files (the management side), the live SveltosCluster and the live resources of
-//! the source cluster is what the manager running in the sandbox wrote: the same
-//! ClusterProfiles (name, labels, spec) and generated ConfigMaps and Secrets (name, labels,
-//! data).
+//! `render` equals live: for every example, what `kubectl sveltos-events render --addons`
+//! prints from the example's files (the management side), the live SveltosClusters (and
+//! ClusterSet) and the live resources of the source cluster is what the controllers running in
+//! the sandbox wrote: the same ClusterProfiles (name, labels, spec) and generated ConfigMaps and
+//! Secrets (name, labels, data), and the same add-ons in the same clusters (every one the
+//! deployer applied, each holding what render printed: the API server only adds defaults).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::collections::BTreeMap;
@@ -17,9 +18,14 @@ use common::{TIMEOUT, apply_example, example, kubectl, plugin, start};
 /// The label the manager puts on what it generates for a source cluster.
 const CLUSTER_LABEL: &str = "eventtrigger.lib.projectsveltos.io/clustername";
 
+/// The label the deployer puts on what it applies.
+const REASON_LABEL: &str = "projectsveltos.io/reason=Resources";
+
 /// One example run live, then rendered.
 struct Case {
     scenario: &'static str,
+    /// The management side's files (`scenario/file`), when not the scenario's top-level ones.
+    management: &'static [&'static str],
     clusters: usize,
     /// The cluster the example's `managed/` files go to.
     source: &'static str,
@@ -27,8 +33,16 @@ struct Case {
     managed: &'static [&'static str],
 }
 
-/// The example's top-level files: what goes to the management cluster.
-fn management_files(scenario: &str) -> Vec<PathBuf> {
+/// The example's management side: its top-level files, or those the case names.
+fn management_files(case: &Case) -> Vec<PathBuf> {
+    if !case.management.is_empty() {
+        return case
+            .management
+            .iter()
+            .map(|file| common::repo_root().join("examples").join(file))
+            .collect();
+    }
+    let scenario = case.scenario;
     let mut files: Vec<PathBuf> = std::fs::read_dir(example(scenario, ""))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -38,25 +52,66 @@ fn management_files(scenario: &str) -> Vec<PathBuf> {
     files
 }
 
-/// What render compares of an object: kind, name, labels, and its spec or data.
-fn essence(object: &Value) -> Value {
+/// What render compares of an object: kind, name, labels, and its spec or data; of an add-on
+/// also its namespace, annotations and everything else it holds, keyed by its ClusterSummary
+/// (which names the destination cluster).
+fn essence(object: &Value) -> (String, Value) {
     let kind = object["kind"].as_str().unwrap_or_default();
+    let metadata = &object["metadata"];
+    if is_addon(object) {
+        let mut content = object.clone();
+        for field in ["apiVersion", "kind", "metadata", "status"] {
+            content.as_object_mut().unwrap().remove(field);
+        }
+        let summary = &metadata["annotations"]["projectsveltos.io/clustersummary"];
+        let key = format!(
+            "{}: {kind} {}/{}",
+            summary.as_str().unwrap(),
+            metadata["namespace"].as_str().unwrap_or_default(),
+            metadata["name"].as_str().unwrap()
+        );
+        let essence = json!({
+            "labels": metadata["labels"],
+            "annotations": metadata["annotations"],
+            "content": content,
+        });
+        return (key, essence);
+    }
     let content = match kind {
         "ClusterProfile" => object["spec"].clone(),
         "Secret" => json!({"type": object["type"], "data": object["data"]}),
         _ => object["data"].clone(),
     };
-    json!({
-        "kind": kind,
-        "name": object["metadata"]["name"],
-        "labels": object["metadata"]["labels"],
-        "content": content,
-    })
+    let key = format!("{kind}/{}", metadata["name"].as_str().unwrap());
+    (
+        key,
+        json!({"labels": metadata["labels"], "content": content}),
+    )
 }
 
-/// The manager's output for `source`, live, by kind and name.
-fn live(dir: &Path, source: &str) -> BTreeMap<String, Value> {
-    let selector = format!("{CLUSTER_LABEL}={source}");
+fn is_addon(object: &Value) -> bool {
+    object["metadata"]["labels"]["projectsveltos.io/reason"] == "Resources"
+}
+
+/// Whether `part` is within `whole`: every field of an object (recursively), every item of an
+/// array of the same length, every other value equal. What the API server adds (defaults,
+/// server-side fields) is in `whole` only.
+fn within(part: &Value, whole: &Value) -> bool {
+    match (part, whole) {
+        (Value::Object(part), Value::Object(whole)) => part
+            .iter()
+            .all(|(key, value)| whole.get(key).is_some_and(|w| within(value, w))),
+        (Value::Array(part), Value::Array(whole)) => {
+            part.len() == whole.len() && part.iter().zip(whole).all(|(p, w)| within(p, w))
+        }
+        _ => part == whole,
+    }
+}
+
+/// The controllers' output for `source`, live, by key: the manager's objects, and every
+/// add-on the deployer applied in any cluster.
+fn live(dir: &Path, case: &Case) -> BTreeMap<String, Value> {
+    let selector = format!("{CLUSTER_LABEL}={}", case.source);
     let mut objects = common::items(dir, "mgmt", &["get", "clusterprofiles", "-l", &selector]);
     for (kind, list) in [("ConfigMap", "configmaps"), ("Secret", "secrets")] {
         for mut object in common::items(
@@ -68,34 +123,55 @@ fn live(dir: &Path, source: &str) -> BTreeMap<String, Value> {
             objects.push(object);
         }
     }
-    keyed(&objects)
+    // Every kind the deployer recorded in a ClusterSummary, in the cluster it names.
+    for summary in common::items(dir, "mgmt", &["get", "clustersummaries", "-A"]) {
+        let cluster = summary["spec"]["clusterName"].as_str().unwrap().to_owned();
+        let kinds = summary["status"]["deployedGVKs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|d| {
+                d["deployedGroupVersionKind"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            });
+        for kind in kinds {
+            let kind = kind
+                .as_str()
+                .unwrap()
+                .split('.')
+                .next()
+                .unwrap()
+                .to_lowercase();
+            objects.extend(common::items(
+                dir,
+                &cluster,
+                &["get", &kind, "-A", "-l", REASON_LABEL],
+            ));
+        }
+    }
+    objects.iter().map(essence).collect()
 }
 
-fn keyed(objects: &[Value]) -> BTreeMap<String, Value> {
-    objects
-        .iter()
-        .map(essence)
-        .map(|e| (format!("{}/{}", e["kind"], e["name"]), e))
-        .collect()
-}
-
-/// What render prints for `case`, from the live cluster and resources, by kind and name.
+/// What render prints for `case`, from the live clusters and resources, by key.
 fn rendered(dir: &Path, case: &Case) -> BTreeMap<String, Value> {
-    let cluster = kubectl(
+    let clusters = kubectl(
         dir,
         "mgmt",
-        &[
-            "get",
-            "sveltoscluster",
-            "-n",
-            "default",
-            case.source,
-            "-o",
-            "json",
-        ],
+        &["get", "sveltosclusters", "-n", "default", "-o", "json"],
     );
-    let cluster_file = dir.join("render-cluster.json");
-    std::fs::write(&cluster_file, cluster).unwrap();
+    let cluster_file = dir.join("render-clusters.json");
+    std::fs::write(&cluster_file, clusters).unwrap();
+    let mut files = management_files(case);
+    files.push(cluster_file);
+    if !case.management.is_empty() {
+        // The live ClusterSet: its status holds the selection render keeps.
+        let sets = kubectl(dir, "mgmt", &["get", "clustersets", "-o", "json"]);
+        let sets_file = dir.join("render-sets.json");
+        std::fs::write(&sets_file, sets).unwrap();
+        files.push(sets_file);
+    }
     let resources_file = dir.join("render-resources.json");
     let mut resources = Vec::new();
     for file in case.managed {
@@ -107,24 +183,49 @@ fn rendered(dir: &Path, case: &Case) -> BTreeMap<String, Value> {
         ));
     }
     std::fs::write(&resources_file, resources.join("\n---\n")).unwrap();
-    let mut args = vec!["render".to_owned()];
-    for file in management_files(case.scenario)
-        .into_iter()
-        .chain([cluster_file, resources_file])
-    {
-        args.extend(["-f".to_owned(), file.display().to_string()]);
+    files.push(resources_file);
+    let source = format!("default/{}", case.source);
+    let mut args = vec!["render", "--addons", "--cluster", &source, "-o", "json"];
+    let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    for file in &files {
+        args.extend(["-f", file]);
     }
-    args.extend(["-o", "json"].map(str::to_owned));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = plugin(dir, &args).ok();
     let list: Value = serde_json::from_str(&run.stdout).unwrap();
-    keyed(list["items"].as_array().unwrap())
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(essence)
+        .collect()
+}
+
+/// Whether render equals live: the same keys, each rendered object within the live one.
+fn agree(live: &BTreeMap<String, Value>, rendered: &BTreeMap<String, Value>) -> bool {
+    live.keys().eq(rendered.keys())
+        && rendered
+            .iter()
+            .all(|(key, object)| within(object, &live[key]))
 }
 
 fn render_equals_live(case: Case) {
     let sandbox = start(case.clusters);
     let dir = &sandbox.dir;
-    apply_example(dir, "mgmt", case.scenario, "");
+    if case.management.is_empty() {
+        apply_example(dir, "mgmt", case.scenario, "");
+    } else {
+        // Both clusters ready first, so the set's first pick is the first of its pool.
+        common::eventually("the clusters ready", || {
+            let clusters = common::items(dir, "mgmt", &["get", "sveltosclusters", "-A"]);
+            (clusters.len() == case.clusters
+                && clusters.iter().all(|c| c["status"]["ready"] == true))
+            .then_some(())
+        });
+        for file in case.management {
+            let path = common::repo_root().join("examples").join(file);
+            kubectl(dir, "mgmt", &["apply", "-f", path.to_str().unwrap()]);
+        }
+    }
     for file in case.managed {
         apply_example(dir, case.source, case.scenario, &format!("managed/{file}"));
     }
@@ -136,9 +237,9 @@ fn render_equals_live(case: Case) {
     // agree, and show the last difference if they never do.
     let start = Instant::now();
     loop {
-        let live = live(dir, case.source);
+        let live = live(dir, &case);
         let rendered = rendered(dir, &case);
-        if !live.is_empty() && live == rendered {
+        if live.keys().any(|k| k.contains(": ")) && agree(&live, &rendered) {
             return;
         }
         assert!(
@@ -156,6 +257,7 @@ fn render_equals_live(case: Case) {
 fn network_policy() {
     render_equals_live(Case {
         scenario: "network-policy",
+        management: &[],
         clusters: 1,
         source: "cluster-1",
         managed: &["service.yaml"],
@@ -166,6 +268,7 @@ fn network_policy() {
 fn ingress() {
     render_equals_live(Case {
         scenario: "ingress",
+        management: &[],
         clusters: 1,
         source: "cluster-1",
         managed: &["services.yaml"],
@@ -176,6 +279,7 @@ fn ingress() {
 fn cross_cluster() {
     render_equals_live(Case {
         scenario: "cross-cluster",
+        management: &[],
         clusters: 2,
         source: "cluster-2",
         managed: &["service.yaml"],
@@ -186,9 +290,10 @@ fn cross_cluster() {
 fn http_route_from_a_v1alpha1_event_based_add_on() {
     render_equals_live(Case {
         scenario: "http-route",
+        management: &[],
         clusters: 1,
         source: "cluster-1",
-        managed: &["services.yaml"],
+        managed: &["gateway-api-crd.yaml", "services.yaml"],
     });
 }
 
@@ -196,8 +301,25 @@ fn http_route_from_a_v1alpha1_event_based_add_on() {
 fn kubeconfig_secret() {
     render_equals_live(Case {
         scenario: "kubeconfig-secret",
+        management: &[],
         clusters: 2,
         source: "cluster-1",
         managed: &["token-secret.yaml"],
+    });
+}
+
+#[test]
+fn cluster_set() {
+    render_equals_live(Case {
+        scenario: "network-policy",
+        management: &[
+            "network-policy/eventsource.yaml",
+            "network-policy/configmap.yaml",
+            "cluster-set/clusterset.yaml",
+            "cluster-set/eventtrigger.yaml",
+        ],
+        clusters: 2,
+        source: "cluster-1",
+        managed: &["service.yaml"],
     });
 }
