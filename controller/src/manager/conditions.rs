@@ -52,7 +52,7 @@ fn cluster_name(reference: &ObjectReference) -> String {
 }
 
 /// `n noun` or `n nouns`.
-pub(crate) fn count(n: usize, noun: &str) -> String {
+pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

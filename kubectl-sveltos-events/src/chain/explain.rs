@@ -10,6 +10,7 @@ use api::labels::{
     REFERENCE_NAMESPACE_ANNOTATION, REFERENCE_NAMESPACE_LABEL, RESOURCE_NAME_LABEL,
     RESOURCE_NAMESPACE_LABEL,
 };
+use controller::manager::conditions::count;
 use serde_json::Value;
 
 use super::fleet::Fleet;
@@ -160,7 +161,7 @@ async fn profile_node(
         meta(profile, "labels", CLUSTER_NAME_LABEL)
     );
     let resource = match meta(profile, "labels", RESOURCE_NAME_LABEL) {
-        "" => "the event".to_owned(),
+        "" => "all the resources its EventReport lists".to_owned(),
         resource => match meta(profile, "labels", RESOURCE_NAMESPACE_LABEL) {
             "" => resource.to_owned(),
             ns => format!("{ns}/{resource}"),
@@ -259,18 +260,27 @@ async fn report_node(
         .cloned()
         .unwrap_or_default();
     let node = Node::of("EventReport", &report, MANAGEMENT)
-        .saying(format!("lists {} matching resources", matching.len()))
+        .saying(format!(
+            "lists {}",
+            count(matching.len(), "matching resource")
+        ))
         .judged(&report);
+    let resource_name = meta(profile, "labels", RESOURCE_NAME_LABEL);
+    let selects = if resource_name.is_empty() {
+        "selects the resources"
+    } else {
+        "selects the resource"
+    };
     let source_node = match fleet.sveltos("EventSource", None, source).await? {
         Some(found) => Node::of("EventSource", &found, MANAGEMENT)
-            .saying("selects the resource")
+            .saying(selects)
             .judged(&found),
         None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
     };
     let node = node.with(source_node);
-    let resource_name = meta(profile, "labels", RESOURCE_NAME_LABEL);
     if resource_name.is_empty() {
-        return Ok(node);
+        // One profile for all the events: each resource the report lists is the event.
+        return Ok(listed_live(fleet, node, &matching, cluster, Some(MAX_LISTED)).await);
     }
     let resource_namespace = meta(profile, "labels", RESOURCE_NAMESPACE_LABEL);
     let listed = matching.iter().find(|r| {
@@ -305,22 +315,53 @@ async fn report_up(fleet: &mut Fleet, report: &Value) -> anyhow::Result<Node> {
         .unwrap_or_default();
     let mut node = Node::of("EventReport", report, MANAGEMENT)
         .saying(format!(
-            "EventSource {source} matches {} resources in cluster {cluster}",
-            matching.len()
+            "EventSource {source} matches {} in cluster {cluster}",
+            count(matching.len(), "resource")
         ))
         .judged(report);
     node = node.with(match fleet.sveltos("EventSource", None, source).await? {
         Some(found) => Node::of("EventSource", &found, MANAGEMENT).judged(&found),
         None => Node::missing("EventSource", source, MANAGEMENT, "it is gone"),
     });
-    for listed in &matching {
+    Ok(listed_live(fleet, node, &matching, &cluster, None).await)
+}
+
+/// How many of an aggregated event's resources `explain` reads live.
+const MAX_LISTED: usize = 20;
+
+/// `node` with the resources a report lists (at most `limit`, and a line for the rest), each
+/// read live in `cluster`.
+async fn listed_live(
+    fleet: &mut Fleet,
+    mut node: Node,
+    matching: &[Value],
+    cluster: &str,
+    limit: Option<usize>,
+) -> Node {
+    let limit = limit.unwrap_or(usize::MAX);
+    for listed in matching.iter().take(limit) {
         let shown = match listed["namespace"].as_str().filter(|n| !n.is_empty()) {
             Some(ns) => format!("{ns}/{}", listed["name"].as_str().unwrap_or_default()),
             None => listed["name"].as_str().unwrap_or_default().to_owned(),
         };
-        node = node.with(live(fleet, listed, &cluster, &shown).await);
+        node = node.with(live(fleet, listed, cluster, &shown).await);
     }
-    Ok(node)
+    if matching.len() > limit {
+        let more = matching.len() - limit;
+        node = node.with(
+            Node::missing(
+                "resources",
+                "...",
+                cluster,
+                format!(
+                    "and {} more: `trace eventreport/NAME -n NAMESPACE` lists them all",
+                    count(more, "resource")
+                ),
+            )
+            .health(Health::Ok),
+        );
+    }
+    node
 }
 
 /// The resource a report lists, read live in its cluster.

@@ -8,6 +8,7 @@ use api::labels::{
     EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL,
     RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
 };
+use controller::manager::conditions::count;
 use serde_json::Value;
 
 use super::explain::summary_node;
@@ -83,7 +84,7 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
         }
         return Ok(node);
     }
-    node = node.saying(format!("listed by {} EventReports", listing.len()));
+    node = node.saying(format!("listed by {}", count(listing.len(), "EventReport")));
     let triggers = fleet.sveltos_list("EventTrigger", None, "").await?;
     for report in listing {
         let source = report["spec"]["eventSourceName"]
@@ -146,11 +147,14 @@ async fn source_down(fleet: &mut Fleet, source: &Value) -> anyhow::Result<Node> 
     }
     for report in &reports {
         let cluster = spec_cluster(report);
-        let count = report["spec"]["matchingResources"]
+        let matching = report["spec"]["matchingResources"]
             .as_array()
             .map_or(0, Vec::len);
         let mut report_node = Node::of("EventReport", report, MANAGEMENT)
-            .saying(format!("{count} matching resources in cluster {cluster}"))
+            .saying(format!(
+                "{} in cluster {cluster}",
+                count(matching, "matching resource")
+            ))
             .judged(report);
         for trigger in &consumers {
             report_node = report_node.with(trigger_down(fleet, trigger, &cluster, None).await?);
@@ -179,7 +183,10 @@ async fn trigger_all(fleet: &mut Fleet, trigger: &Value) -> anyhow::Result<Node>
         return Ok(node.judged(trigger));
     }
     node = node
-        .saying(format!("generated {} ClusterProfiles", profiles.len()))
+        .saying(format!(
+            "generated {}",
+            count(profiles.len(), "ClusterProfile")
+        ))
         .judged(trigger);
     for profile in &profiles {
         node = node.with(profile_down(fleet, profile).await?);
@@ -387,7 +394,10 @@ async fn trigger_down(
             .saying(format!("generated no ClusterProfile for it: {why}")));
     }
     node = node
-        .saying(format!("generated {} ClusterProfiles", for_it.len()))
+        .saying(format!(
+            "generated {}",
+            count(for_it.len(), "ClusterProfile")
+        ))
         .judged(trigger);
     for profile in for_it {
         node = node.with(profile_down(fleet, profile).await?);
@@ -412,7 +422,7 @@ async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node
              acted yet)",
         ));
     }
-    node = node.saying(format!("deployed to {} clusters", summaries.len()));
+    node = node.saying(format!("deployed to {}", count(summaries.len(), "cluster")));
     if profile["spec"]["syncMode"] == "DryRun" {
         node = node.health(Health::Broken).saying(
             "in DryRun: the deployer changes nothing and reports what it would do in \

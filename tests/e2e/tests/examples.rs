@@ -1,9 +1,16 @@
+//! Every example, run live in the sandbox, then checked two ways.
+//!
 //! `render` equals live: for every example, what `kubectl sveltos-events render --addons`
 //! prints from the example's files (the management side), the live SveltosClusters (and
 //! ClusterSet) and the live resources of the source cluster is what the controllers running in
 //! the sandbox wrote: the same ClusterProfiles (name, labels, spec) and generated ConfigMaps and
 //! Secrets (name, labels, data), and the same add-ons in the same clusters (every one the
 //! deployer applied, each holding what render printed: the API server only adds defaults).
+//!
+//! `explain` and `trace` print what the golden files in `tests/e2e/golden/` hold: the example's
+//! add-on explained up to its event, and the event's resource traced down to its add-ons, with
+//! ages and generated names normalised. `SVELTOS_EVENTS_UPDATE_GOLDEN=1` rewrites them (read
+//! the diff before committing it).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::collections::BTreeMap;
@@ -31,6 +38,10 @@ struct Case {
     source: &'static str,
     /// Those files.
     managed: &'static [&'static str],
+    /// What `explain` starts from: `KIND/NAME`, namespace, cluster (the add-on).
+    explain: [&'static str; 3],
+    /// What `trace` starts from (the event's resource, in the source cluster).
+    trace: [&'static str; 3],
 }
 
 /// The example's management side: its top-level files, or those the case names.
@@ -208,7 +219,7 @@ fn agree(live: &BTreeMap<String, Value>, rendered: &BTreeMap<String, Value>) -> 
             .all(|(key, object)| within(object, &live[key]))
 }
 
-fn render_equals_live(case: Case) {
+fn example_checks(case: Case) {
     let sandbox = start(case.clusters);
     let dir = &sandbox.dir;
     if case.management.is_empty() {
@@ -240,7 +251,7 @@ fn render_equals_live(case: Case) {
         let live = live(dir, &case);
         let rendered = rendered(dir, &case);
         if live.keys().any(|k| k.contains(": ")) && agree(&live, &rendered) {
-            return;
+            break;
         }
         assert!(
             start.elapsed() < TIMEOUT,
@@ -251,66 +262,176 @@ fn render_equals_live(case: Case) {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    golden(dir, &case);
+}
+
+/// `explain` and `trace` of the case, once the chain is whole, against the golden file.
+fn golden(dir: &Path, case: &Case) {
+    let transcript = common::eventually("explain and trace of a whole chain", || {
+        let mut transcript = String::new();
+        for (command, [target, namespace, cluster]) in
+            [("explain", case.explain), ("trace", case.trace)]
+        {
+            let cluster = format!("default/{cluster}");
+            let args = [
+                command,
+                target,
+                "-n",
+                namespace,
+                "--cluster",
+                &cluster,
+                "-o",
+                "wide",
+            ];
+            let run = plugin(dir, &args);
+            if run.code != 0 {
+                return None;
+            }
+            transcript.push_str(&format!(
+                "$ kubectl sveltos-events {}\n{}\n",
+                args.join(" "),
+                normalise(&run.stdout)
+            ));
+        }
+        Some(transcript)
+    });
+    let name = case.name();
+    let file = common::repo_root().join(format!("tests/e2e/golden/{name}.txt"));
+    if std::env::var_os("SVELTOS_EVENTS_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &transcript).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; SVELTOS_EVENTS_UPDATE_GOLDEN=1 writes it",
+            file.display()
+        )
+    });
+    assert_eq!(
+        transcript,
+        expected,
+        "{name}: explain/trace differ from {} (SVELTOS_EVENTS_UPDATE_GOLDEN=1 rewrites it)",
+        file.display()
+    );
+}
+
+/// The table with what changes from run to run made stable: each generated name
+/// (`sveltos-` and 20 characters) numbered by first appearance, ages as `<age>`, and the
+/// columns' padding (which follows those widths) as two spaces; the tree's indentation kept.
+fn normalise(table: &str) -> String {
+    let generated = regex::Regex::new(r"sveltos-[a-z0-9]{20}").unwrap();
+    let age = regex::Regex::new(r"  (\d+[smhd])+  ").unwrap();
+    let padding = regex::Regex::new(r" {2,}").unwrap();
+    let mut names: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for line in table.lines() {
+        let line = generated.replace_all(line, |found: &regex::Captures| {
+            let name = found[0].to_owned();
+            let index = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                names.push(name);
+                names.len() - 1
+            });
+            format!("sveltos-<generated-{}>", index + 1)
+        });
+        let line = age.replace(&line, "  <age>  ");
+        // The tree's indentation stays; the padding between columns shrinks.
+        let rest = line.trim_start_matches([' ', '│', '├', '└', '─']);
+        let indent = &line[..line.len() - rest.len()];
+        out.push_str(indent);
+        out.push_str(padding.replace_all(rest.trim_end(), "  ").as_ref());
+        out.push('\n');
+    }
+    out
+}
+
+impl Case {
+    /// The golden file's name: the scenario, or the ClusterSet example for its case.
+    fn name(&self) -> &'static str {
+        if self.management.is_empty() {
+            self.scenario
+        } else {
+            "cluster-set"
+        }
+    }
 }
 
 #[test]
 fn network_policy() {
-    render_equals_live(Case {
+    example_checks(Case {
         scenario: "network-policy",
         management: &[],
         clusters: 1,
         source: "cluster-1",
         managed: &["service.yaml"],
+        explain: ["netpol/front-my-service", "default", "cluster-1"],
+        trace: ["svc/my-service", "default", "cluster-1"],
     });
 }
 
 #[test]
 fn ingress() {
-    render_equals_live(Case {
+    example_checks(Case {
         scenario: "ingress",
         management: &[],
         clusters: 1,
         source: "cluster-1",
         managed: &["services.yaml"],
+        explain: ["ingress/ingress", "default", "cluster-1"],
+        trace: ["svc/my-service", "eng", "cluster-1"],
     });
 }
 
 #[test]
 fn cross_cluster() {
-    render_equals_live(Case {
+    example_checks(Case {
         scenario: "cross-cluster",
         management: &[],
         clusters: 2,
         source: "cluster-2",
         managed: &["service.yaml"],
+        explain: ["svc/external-my-lb-service", "external", "cluster-1"],
+        trace: ["svc/my-lb-service", "test", "cluster-2"],
     });
 }
 
 #[test]
 fn http_route_from_a_v1alpha1_event_based_add_on() {
-    render_equals_live(Case {
+    example_checks(Case {
         scenario: "http-route",
         management: &[],
         clusters: 1,
         source: "cluster-1",
         managed: &["gateway-api-crd.yaml", "services.yaml"],
+        explain: ["httproute/web", "eng", "cluster-1"],
+        trace: ["svc/web", "eng", "cluster-1"],
     });
 }
 
 #[test]
 fn kubeconfig_secret() {
-    render_equals_live(Case {
+    example_checks(Case {
         scenario: "kubeconfig-secret",
         management: &[],
         clusters: 2,
         source: "cluster-1",
         managed: &["token-secret.yaml"],
+        explain: [
+            "secret/remote-cluster-secret-name",
+            "calico-system",
+            "cluster-2",
+        ],
+        trace: [
+            "secret/tigera-federation-remote-cluster",
+            "kube-system",
+            "cluster-1",
+        ],
     });
 }
 
 #[test]
 fn cluster_set() {
-    render_equals_live(Case {
+    example_checks(Case {
         scenario: "network-policy",
         management: &[
             "network-policy/eventsource.yaml",
@@ -321,5 +442,7 @@ fn cluster_set() {
         clusters: 2,
         source: "cluster-1",
         managed: &["service.yaml"],
+        explain: ["netpol/front-my-service", "default", "cluster-1"],
+        trace: ["svc/my-service", "default", "cluster-1"],
     });
 }
