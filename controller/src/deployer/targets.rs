@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use agent::hub::connect::{Registration, config_from_kubeconfig};
+use agent::words::words;
 use api::v1beta1::ClusterType;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
@@ -137,10 +138,16 @@ impl Targets {
             kube::discovery::pinned_kind(client, gvk)
                 .await
                 .map_err(|e| {
-                    format!(
-                        "the cluster does not serve {}/{} {}: {e}",
-                        gvk.group, gvk.version, gvk.kind
-                    )
+                    let kind = format!("{}/{} {}", gvk.group, gvk.version, gvk.kind);
+                    match &e {
+                        // Discovery of a group/version the server does not have.
+                        kube::Error::Api(status) if status.code == 404 => format!(
+                            "the cluster does not serve {kind}: it has no API {}/{} (is its \
+                             CustomResourceDefinition installed?)",
+                            gvk.group, gvk.version
+                        ),
+                        _ => format!("the cluster does not serve {kind}: {}", words(&e)),
+                    }
                 })?;
         let served = Served {
             resource,

@@ -6,7 +6,7 @@
 use api::labels::{
     CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
     EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL,
-    RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
+    PROFILE_PAUSED_ANNOTATION, RESOURCE_NAME_LABEL, RESOURCE_NAMESPACE_LABEL,
 };
 use controller::manager::conditions::count;
 use serde_json::Value;
@@ -423,7 +423,13 @@ async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node
         ));
     }
     node = node.saying(format!("deployed to {}", count(summaries.len(), "cluster")));
-    if profile["spec"]["syncMode"] == "DryRun" {
+    // Paused whatever the annotation's value, as the deployer reads it.
+    if !profile["metadata"]["annotations"][PROFILE_PAUSED_ANNOTATION].is_null() {
+        node = node.health(Health::Broken).saying(format!(
+            "paused ({PROFILE_PAUSED_ANNOTATION}): the deployer changes nothing for it until \
+             the annotation is removed"
+        ));
+    } else if profile["spec"]["syncMode"] == "DryRun" {
         node = node.health(Health::Broken).saying(
             "in DryRun: the deployer changes nothing and reports what it would do in \
              ClusterReports",

@@ -273,3 +273,77 @@ fn a_dry_run_profile_deploys_nothing_and_says_so() {
     );
     assert!(items(dir, "cluster-1", &["get", "networkpolicies", "-A"]).is_empty());
 }
+
+#[test]
+fn a_paused_profile_is_said() {
+    let sandbox = start(1);
+    let dir = &sandbox.dir;
+    apply_example(dir, "mgmt", "network-policy", "");
+    apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
+    let profile = eventually("the generated profile", || {
+        let profiles = common::profiles_of(dir, "service-network-policy");
+        profiles.first()?["metadata"]["name"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "annotate",
+            "clusterprofile",
+            &profile,
+            "profile.projectsveltos.io/paused=true",
+        ],
+    );
+    broken_link_says(
+        dir,
+        "paused (profile.projectsveltos.io/paused)",
+        &format!("ClusterProfile {profile}"),
+        "the deployer changes nothing for it until the annotation is removed",
+    );
+}
+
+#[test]
+fn an_event_source_the_manager_has_not_handed_to_the_agent_is_said() {
+    // The API servers with Sveltos installed and cluster-1 registered, but no controller
+    // running: the trigger selects the cluster, and nobody tells its agent.
+    let sandbox = common::start_bare(1);
+    let dir = &sandbox.dir;
+    plugin(dir, &["install", "--wait=false"]).ok();
+    common::register_cluster_1(dir, &["--labels", "env=fv"]).ok();
+    apply_example(dir, "mgmt", "network-policy", "");
+    apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
+    broken_link_says(
+        dir,
+        "not asked to evaluate",
+        "EventSource sveltos-service",
+        "the agent is not asked to evaluate it in cluster default/cluster-1: EventTrigger \
+         service-network-policy: the manager has not told the agent yet",
+    );
+}
+
+#[test]
+fn a_deployer_failure_is_read_from_the_summary() {
+    let sandbox = start(1);
+    let dir = &sandbox.dir;
+    // The policy is a kind the managed cluster does not serve.
+    let template = std::fs::read_to_string(common::example("network-policy", "configmap.yaml"))
+        .unwrap()
+        .replace(
+            "apiVersion: networking.k8s.io/v1",
+            "apiVersion: example.com/v1",
+        );
+    apply(dir, "mgmt", "template", &template);
+    for file in ["eventsource.yaml", "eventtrigger.yaml"] {
+        apply_example(dir, "mgmt", "network-policy", file);
+    }
+    apply_example(dir, "cluster-1", "network-policy", "managed/service.yaml");
+    broken_link_says(
+        dir,
+        "Resources Failed",
+        "ClusterSummary default/sveltos-",
+        "the cluster does not serve example.com/v1 NetworkPolicy: it has no API example.com/v1 \
+         (is its CustomResourceDefinition installed?)",
+    );
+}
