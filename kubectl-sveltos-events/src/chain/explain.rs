@@ -69,8 +69,8 @@ async fn summary(fleet: &mut Fleet, profile: &str, cluster: &str) -> anyhow::Res
         )
         .health(Health::Ok));
     };
-    let summary_name =
-        api::v1beta1::cluster_summary_name(profile, name, api::v1beta1::ClusterType::Sveltos);
+    let cluster_type = fleet.cluster_type(cluster).await?;
+    let summary_name = api::v1beta1::cluster_summary_name(profile, name, cluster_type);
     let Some(summary) = fleet
         .sveltos("ClusterSummary", Some(namespace), &summary_name)
         .await?

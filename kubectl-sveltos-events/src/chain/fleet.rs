@@ -1,11 +1,14 @@
 //! The clusters a chain crosses: the management cluster and each managed cluster, reached as
 //! the controllers reach it (its registration's kubeconfig Secret), with the kinds each serves.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use agent::hub::connect::Registration;
 use anyhow::{Context, anyhow};
-use api::v1beta1::SveltosCluster;
+use api::capi;
+use api::v1beta1::{ClusterType, SveltosCluster};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource;
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -65,6 +68,32 @@ pub struct Fleet {
     /// `(cluster, Kind.version.group)` -> the objects of that kind the deployer put there,
     /// listed once: many summaries name the same kind in the same cluster.
     deployed: HashMap<(String, String), Vec<Value>>,
+    /// `namespace/name` -> the cluster registered so, read once.
+    registered: HashMap<String, Option<Registered>>,
+}
+
+/// A managed cluster as the management cluster registers it.
+#[derive(Debug, Clone)]
+pub struct Registered {
+    /// A SveltosCluster or a Cluster API Cluster.
+    pub cluster_type: ClusterType,
+    /// The object.
+    pub object: Value,
+}
+
+impl Registered {
+    /// Whether it is paused (`spec.paused`, or Cluster API's paused annotation).
+    pub fn paused(&self) -> bool {
+        match self.cluster_type {
+            ClusterType::Sveltos => self.object["spec"]["paused"] == true,
+            ClusterType::Capi => capi::CapiCluster(&self.object).paused(),
+        }
+    }
+
+    /// Its labels.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        serde_json::from_value(self.object["metadata"]["labels"].clone()).unwrap_or_default()
+    }
 }
 
 impl Fleet {
@@ -76,6 +105,7 @@ impl Fleet {
             kinds: HashMap::new(),
             gvks: HashMap::new(),
             deployed: HashMap::new(),
+            registered: HashMap::new(),
         }
     }
 
@@ -93,20 +123,89 @@ impl Fleet {
         reached
     }
 
-    async fn reach(&self, cluster: &str) -> Result<Client, String> {
-        let (namespace, name) = cluster
-            .split_once('/')
-            .ok_or_else(|| format!("{cluster:?} is not a cluster's namespace/name"))?;
-        let registered = Api::<SveltosCluster>::namespaced(self.mgmt.clone(), namespace)
-            .get_opt(name)
+    async fn reach(&mut self, cluster: &str) -> Result<Client, String> {
+        let registered = self
+            .registered(cluster)
             .await
-            .map_err(|e| format!("{:#}", in_words(e)))?
-            .ok_or_else(|| format!("no SveltosCluster {cluster} is registered"))?;
-        let registration = agent::hub::connect::Registration::Sveltos(Arc::new(registered));
+            .map_err(|e| format!("{e:#}"))?
+            .ok_or_else(|| {
+                format!("no SveltosCluster or Cluster API Cluster {cluster} is registered")
+            })?;
+        let registration = match registered.cluster_type {
+            ClusterType::Sveltos => {
+                let cluster: SveltosCluster = serde_json::from_value(registered.object)
+                    .map_err(|e| format!("SveltosCluster {cluster} cannot be read: {e}"))?;
+                Registration::Sveltos(Arc::new(cluster))
+            }
+            ClusterType::Capi => Registration::Capi(Arc::new(registered.object)),
+        };
         agent::hub::connect::connect(&self.mgmt, &registration)
             .await
             .map(|(client, _)| client)
             .map_err(|e| e.to_string())
+    }
+
+    /// The SveltosCluster, or else the Cluster API Cluster, registered as `cluster`
+    /// (`namespace/name`), read once.
+    pub async fn registered(&mut self, cluster: &str) -> anyhow::Result<Option<Registered>> {
+        if let Some(known) = self.registered.get(cluster) {
+            return Ok(known.clone());
+        }
+        let (namespace, name) = cluster
+            .split_once('/')
+            .ok_or_else(|| anyhow!("{cluster:?} is not a cluster's namespace/name"))?;
+        let (resource, scope) = sveltos_kind("SveltosCluster");
+        let mgmt = self.mgmt.clone();
+        let sveltos = Self::get_with(mgmt, MANAGEMENT, &resource, &scope, Some(namespace), name);
+        let found = match sveltos.await? {
+            Some(object) => Some(Registered {
+                cluster_type: ClusterType::Sveltos,
+                object,
+            }),
+            None => self
+                .capi_cluster(namespace, name)
+                .await?
+                .map(|object| Registered {
+                    cluster_type: ClusterType::Capi,
+                    object,
+                }),
+        };
+        self.registered.insert(cluster.to_owned(), found.clone());
+        Ok(found)
+    }
+
+    /// The type of the cluster registered as `cluster` (a SveltosCluster when none is).
+    pub async fn cluster_type(&mut self, cluster: &str) -> anyhow::Result<ClusterType> {
+        Ok(self
+            .registered(cluster)
+            .await?
+            .map(|r| r.cluster_type)
+            .unwrap_or_default())
+    }
+
+    /// The Cluster API Cluster `namespace/name`, read in the version its CRD serves; `None`
+    /// when Cluster API is not installed.
+    async fn capi_cluster(&self, namespace: &str, name: &str) -> anyhow::Result<Option<Value>> {
+        let crd = Api::<CustomResourceDefinition>::all(self.mgmt.clone())
+            .get_opt(capi::CRD_NAME)
+            .await
+            .map_err(in_words)
+            .context("reading Cluster API's CustomResourceDefinition")?;
+        let Some(version) = crd.as_ref().and_then(capi::served_version) else {
+            return Ok(None);
+        };
+        let gvk = GroupVersionKind::gvk(capi::GROUP, &version, capi::KIND);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, capi::PLURAL);
+        let mgmt = self.mgmt.clone();
+        Self::get_with(
+            mgmt,
+            MANAGEMENT,
+            &resource,
+            &Scope::Namespaced,
+            Some(namespace),
+            name,
+        )
+        .await
     }
 
     /// The kinds `cluster` serves (preferred versions), with their short names: kube's
@@ -280,6 +379,18 @@ impl Fleet {
         name: &str,
     ) -> anyhow::Result<Option<Value>> {
         let client = self.client(cluster).await.map_err(|e| anyhow!(e))?;
+        Self::get_with(client, cluster, resource, scope, namespace, name).await
+    }
+
+    /// [`Fleet::get`] with `client` (of `cluster`, as messages name it).
+    async fn get_with(
+        client: Client,
+        cluster: &str,
+        resource: &ApiResource,
+        scope: &Scope,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> anyhow::Result<Option<Value>> {
         let found = Self::api(client, resource, scope, namespace)
             .get_opt(name)
             .await

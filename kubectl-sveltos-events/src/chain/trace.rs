@@ -12,8 +12,8 @@ use controller::manager::conditions::count;
 use serde_json::Value;
 
 use super::explain::summary_node;
-use super::fleet::Fleet;
-use std::collections::BTreeMap;
+use super::fleet::{Fleet, Registered};
+use api::v1beta1::ClusterType;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -55,8 +55,17 @@ pub async fn trace(fleet: &mut Fleet, target: Target<'_>) -> anyhow::Result<Node
         )
         .await?;
     let object_namespace = namespace.unwrap_or_default();
+    // A SveltosCluster and a Cluster API Cluster may share a namespace and a name.
+    let cluster_type = fleet.cluster_type(cluster).await?;
     let listing: Vec<&Value> = reports
         .iter()
+        .filter(|report| {
+            let of_type = report["spec"]["clusterType"]
+                .as_str()
+                .and_then(ClusterType::parse)
+                .unwrap_or_default();
+            of_type == cluster_type
+        })
         .filter(|report| {
             report["spec"]["matchingResources"]
                 .as_array()
@@ -262,14 +271,10 @@ async fn watches(
     trigger: &Value,
     cluster: &str,
 ) -> anyhow::Result<Result<(), String>> {
-    let (namespace, name) = cluster.split_once('/').unwrap_or(("", cluster));
-    let Some(registered) = fleet
-        .sveltos("SveltosCluster", Some(namespace), name)
-        .await?
-    else {
+    let Some(registered) = fleet.registered(cluster).await? else {
         return Ok(Ok(()));
     };
-    if registered["spec"]["paused"] == true {
+    if registered.paused() {
         return Ok(Err(format!(
             "cluster {cluster} is paused: nothing is generated for it until it resumes"
         )));
@@ -288,15 +293,15 @@ async fn watches(
             "it has no sourceClusterSelector: it watches no cluster".to_owned(),
         ));
     }
-    let labels: BTreeMap<String, String> =
-        serde_json::from_value(registered["metadata"]["labels"].clone()).unwrap_or_default();
-    Ok(match api::selector::mismatch(&selector, &labels) {
-        Ok(None) => Ok(()),
-        Ok(Some(why)) => Err(format!(
-            "cluster {cluster} does not match its sourceClusterSelector: {why}"
-        )),
-        Err(e) => Err(format!("its sourceClusterSelector is invalid: {e}")),
-    })
+    Ok(
+        match api::selector::mismatch(&selector, &registered.labels()) {
+            Ok(None) => Ok(()),
+            Ok(Some(why)) => Err(format!(
+                "cluster {cluster} does not match its sourceClusterSelector: {why}"
+            )),
+            Err(e) => Err(format!("its sourceClusterSelector is invalid: {e}")),
+        },
+    )
 }
 
 /// Why the agent is not asked to evaluate EventSource `source` in `cluster`, or `None` when it
@@ -307,17 +312,14 @@ async fn unwatched(
     cluster: &str,
 ) -> anyhow::Result<Option<String>> {
     let (namespace, name) = cluster.split_once('/').unwrap_or(("", cluster));
-    if let Some(registered) = fleet
-        .sveltos("SveltosCluster", Some(namespace), name)
-        .await?
-        && registered["spec"]["paused"] == true
-    {
+    let registered = fleet.registered(cluster).await?;
+    if registered.as_ref().is_some_and(Registered::paused) {
         return Ok(Some(format!(
             "cluster {cluster} is paused: nothing is evaluated or deployed there until it resumes"
         )));
     }
-    let list =
-        api::v1beta1::agent_sources_config_map_name(name, api::v1beta1::ClusterType::Sveltos);
+    let cluster_type = registered.map(|r| r.cluster_type).unwrap_or_default();
+    let list = api::v1beta1::agent_sources_config_map_name(name, cluster_type);
     let listed = fleet.sveltos("ConfigMap", Some(namespace), &list).await?;
     let asked = listed.as_ref().is_some_and(|list| {
         list["data"]
@@ -438,11 +440,10 @@ async fn profile_down(fleet: &mut Fleet, profile: &Value) -> anyhow::Result<Node
     for summary in &summaries {
         let destination = spec_cluster(summary);
         let mut summary_node = summary_node(summary);
-        let (namespace, cluster_name) = destination.split_once('/').unwrap_or(("", &destination));
-        if let Some(cluster) = fleet
-            .sveltos("SveltosCluster", Some(namespace), cluster_name)
+        if fleet
+            .registered(&destination)
             .await?
-            && cluster["spec"]["paused"] == true
+            .is_some_and(|cluster| cluster.paused())
         {
             summary_node = summary_node.health(Health::Broken).saying(format!(
                 "cluster {destination} is paused: nothing is deployed or withdrawn there"

@@ -427,5 +427,5 @@ fn explain_and_trace_follow_the_chain_both_ways_and_say_where_it_breaks() {
         &dir,
         &["trace", "service/x", "--cluster", "default/nowhere"],
     )
-    .fails_saying("no SveltosCluster default/nowhere is registered");
+    .fails_saying("no SveltosCluster or Cluster API Cluster default/nowhere is registered");
 }
