@@ -117,6 +117,19 @@ fn the_tui_follows_an_event_to_its_add_on_and_answers_its_keys() {
     ]);
     tui.keys(&["Escape"]);
 
+    // Enter on the profile: its origin, its policy, its cluster, then what it deployed there,
+    // read live in cluster-1.
+    tui.keys(&[":", "p", "r", "o", "f", "Enter", "Enter"]);
+    tui.shows(&[
+        "Made by EventTrigger service-network-policy",
+        "for default/my-service in cluster default/cluster-1",
+        "(instantiated for the event)",
+        "default/cluster-1  Provisioned",
+        "in default/cluster-1:",
+        "NetworkPolicy default/front-my-service",
+    ]);
+    tui.keys(&["Escape", ":", "s", "u", "m", "Enter"]);
+
     tui.tmux(&["resize-window", "-t", &tui.0, "-x", "80", "-y", "24"]);
     let screen = tui.shows(&["summaries (1)"]);
     assert!(screen.lines().all(|l| l.chars().count() <= 80), "{screen}");

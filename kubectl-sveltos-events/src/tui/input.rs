@@ -29,6 +29,8 @@ pub enum Command {
     Overview,
     /// The selected object's YAML.
     Yaml,
+    /// The selected object's details and links.
+    Drill,
     /// The selected object's chain (trace or explain).
     Trace,
     /// The keys.
@@ -58,7 +60,12 @@ pub const KEYMAP: &[(&str, &str, Command)] = &[
     ("0", "overview", Command::Overview),
     ("y", "YAML of the selected object", Command::Yaml),
     (
-        "t / Enter",
+        "Enter",
+        "the selected object's details: a report's resources, a profile's policies and clusters",
+        Command::Drill,
+    ),
+    (
+        "t",
         "the selected object's chain: what caused it, what it caused",
         Command::Trace,
     ),
@@ -82,7 +89,8 @@ pub fn command_for(key: KeyEvent) -> Option<Command> {
         KeyCode::BackTab => Command::Previous,
         KeyCode::Char('0') => Command::Overview,
         KeyCode::Char('y') => Command::Yaml,
-        KeyCode::Char('t') | KeyCode::Enter => Command::Trace,
+        KeyCode::Enter => Command::Drill,
+        KeyCode::Char('t') => Command::Trace,
         KeyCode::Char('?') => Command::Help,
         _ => return None,
     })

@@ -3,6 +3,7 @@
 //! watches. State ([`state`]), keys ([`input`]), views ([`view`]), drawing ([`render`], a pure
 //! function of the state) and data ([`feed`]) are apart. It never writes to the cluster.
 
+pub mod drill;
 pub mod feed;
 pub mod input;
 pub mod render;
@@ -23,7 +24,7 @@ use state::{Effect, State};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example:\n  kubectl sveltos-events tui --context mgmt\n\n\
-    Keys: ? help, : view, / filter, y YAML, t trace, q quit. NO_COLOR turns colours off."
+    Keys: ? help, : view, / filter, Enter details, y YAML, t trace, q quit. NO_COLOR turns\n    colours off."
 )]
 pub struct Args {
     #[command(flatten)]
@@ -59,6 +60,7 @@ async fn event_loop(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("listening for SIGTERM")?;
     let (traced, mut traces) = mpsc::channel::<(String, String)>(4);
+    let (read, mut reads) = mpsc::channel::<(String, String)>(4);
     loop {
         terminal
             .draw(|frame| render::draw(frame, state))
@@ -69,8 +71,15 @@ async fn event_loop(
         tokio::select! {
             event = keys.next() => match event {
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
-                    if let Some(effect) = state.on_key(key) {
-                        tokio::spawn(trace(client.clone(), effect, traced.clone()));
+                    match state.on_key(key) {
+                        Some(Effect::Deployed { title, text, profile }) => {
+                            let done = read.clone();
+                            tokio::spawn(deployed(client.clone(), title, text, profile, done));
+                        }
+                        Some(effect) => {
+                            tokio::spawn(trace(client.clone(), effect, traced.clone()));
+                        }
+                        None => {}
                     }
                 }
                 Some(Ok(_)) => {}
@@ -86,6 +95,7 @@ async fn event_loop(
                 }
             }
             Some((title, text)) = traces.recv() => state.show_text(title, text),
+            Some((title, text)) = reads.recv() => state.replace_text(&title, text),
             _ = terminate.recv() => return Ok(()),
         }
     }
@@ -98,7 +108,10 @@ async fn trace(client: kube::Client, effect: Effect, done: mpsc::Sender<(String,
         kind,
         namespace,
         name,
-    } = effect;
+    } = effect
+    else {
+        return;
+    };
     let mut fleet = chain::fleet::Fleet::new(client);
     let target = |kind, name| Target {
         cluster: MANAGEMENT,
@@ -139,4 +152,46 @@ async fn trace(client: kube::Client, effect: Effect, done: mpsc::Sender<(String,
         Err(error) => format!("cannot trace it: {error:#}"),
     };
     let _ = done.send((format!("chain of {kind} {name}"), text)).await;
+}
+
+/// Reads what `profile` deployed in each of its clusters (its summaries' records, each kind
+/// listed live by Sveltos' labels) and sends `text` with them under `title`.
+async fn deployed(
+    client: kube::Client,
+    title: String,
+    mut text: String,
+    profile: String,
+    done: mpsc::Sender<(String, String)>,
+) {
+    use std::fmt::Write as _;
+    let mut fleet = chain::fleet::Fleet::new(client);
+    let selector = format!("{}={profile}", api::labels::CLUSTER_PROFILE_NAME_LABEL);
+    let _ = writeln!(text, "\nDeployed objects:");
+    match fleet.sveltos_list("ClusterSummary", None, &selector).await {
+        Ok(summaries) if summaries.is_empty() => {
+            let _ = writeln!(text, "  none: the profile matches no cluster yet");
+        }
+        Ok(summaries) => {
+            for summary in &summaries {
+                let cluster = chain::spec_cluster(summary);
+                let found = chain::addons::deployed(&mut fleet, summary, &profile, &cluster).await;
+                let _ = writeln!(text, "  in {cluster}:");
+                if found.is_empty() {
+                    let _ = writeln!(text, "    nothing yet");
+                }
+                for object in found {
+                    let _ = match object {
+                        Ok((kind, object)) => {
+                            writeln!(text, "    {kind} {}", state::key(&object))
+                        }
+                        Err((entry, why)) => writeln!(text, "    {entry}: cannot be read: {why}"),
+                    };
+                }
+            }
+        }
+        Err(error) => {
+            let _ = writeln!(text, "  cannot be read: {error:#}");
+        }
+    }
+    let _ = done.send((title, text)).await;
 }

@@ -110,7 +110,9 @@ fn footer_line(state: &State) -> Line<'static> {
         Mode::Jump(text) => Line::raw(format!(":{text}▏ (Enter goes, Esc cancels)")),
         _ => match &state.notice {
             Some(notice) => Line::styled(notice.clone(), paint(state, Color::Red)),
-            None => Line::raw("? help  : view  / filter  Tab next  y yaml  t trace  q quit"),
+            None => Line::raw(
+                "? help  : view  / filter  Tab next  Enter details  y yaml  t trace  q quit",
+            ),
         },
     }
 }

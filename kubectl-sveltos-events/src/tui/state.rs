@@ -36,6 +36,16 @@ pub enum Mode {
 /// An effect a key asks for that needs the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// Read live what ClusterProfile `profile` deployed in each cluster, and show it under
+    /// `text` (the details already shown as `title`).
+    Deployed {
+        /// The title of the details shown.
+        title: String,
+        /// The details.
+        text: String,
+        /// The profile.
+        profile: String,
+    },
     /// Trace (or explain) the object `kind` `namespace/name`.
     Trace {
         /// Its kind.
@@ -306,6 +316,24 @@ impl State {
                     };
                 }
             }
+            Command::Drill => {
+                let row = rows.get(self.selected)?;
+                let kind = self.view.kind()?;
+                let text = super::drill::details(self, kind, &row.key)?;
+                let title = format!("{kind} {}", row.key);
+                if kind == "ClusterProfile" {
+                    self.show_text(
+                        title.clone(),
+                        format!("{text}\nDeployed objects: reading them in each cluster...\n"),
+                    );
+                    return Some(Effect::Deployed {
+                        title,
+                        text,
+                        profile: row.key.clone(),
+                    });
+                }
+                self.show_text(title, text);
+            }
             Command::Trace => {
                 let row = rows.get(self.selected)?;
                 let kind = self.view.kind()?;
@@ -325,6 +353,20 @@ impl State {
 
     fn object_of(&self, row: &Row) -> Option<&Value> {
         self.objects.get(self.view.kind()?)?.get(&row.key)
+    }
+
+    /// Replaces the text titled `title` if it is still shown (where it was scrolled to);
+    /// otherwise the user has moved on and it is dropped.
+    pub fn replace_text(&mut self, title: &str, text: String) {
+        if let Mode::Reading {
+            title: shown,
+            text: old,
+            ..
+        } = &mut self.mode
+            && shown == title
+        {
+            *old = text;
+        }
     }
 
     /// Shows a trace's (or its error's) text.
@@ -434,6 +476,70 @@ mod tests {
         assert!(!state.quit);
         press(&mut state, "q");
         assert!(state.quit);
+    }
+
+    #[test]
+    fn enter_shows_a_reports_resources_and_a_profiles_clusters_then_what_it_deployed() {
+        let mut state = loaded();
+        let profile = json!({"metadata": {"name": "p", "resourceVersion": "1", "labels": {
+            "eventtrigger.lib.projectsveltos.io/eventtriggername": "t",
+            "eventtrigger.lib.projectsveltos.io/eventreportname": "s",
+            "eventtrigger.lib.projectsveltos.io/clusterNamespace": "default",
+            "eventtrigger.lib.projectsveltos.io/clustername": "cluster-1",
+            "eventtrigger.lib.projectsveltos.io/resourcename": "a"}},
+            "spec": {"policyRefs": [{"kind": "ConfigMap", "namespace": "projectsveltos",
+                                     "name": "sveltos-x"}]}});
+        let summary = json!({"metadata": {"name": "p-sveltos-cluster-1", "namespace": "default",
+            "labels": {"projectsveltos.io/cluster-profile-name": "p"}},
+            "spec": {"clusterNamespace": "default", "clusterName": "cluster-1"},
+            "status": {"featureSummaries": [{"featureID": "Resources", "status": "Failed",
+                                              "failureMessage": "conflict"}]}});
+        state.on_update(Update::Listed("ClusterProfile", vec![profile]), "0");
+        state.on_update(Update::Listed("ClusterSummary", vec![summary]), "0");
+
+        press(&mut state, ":reports\n");
+        assert_eq!(press(&mut state, "\n"), None);
+        let Mode::Reading { title, text, .. } = &state.mode else {
+            panic!("{:?}", state.mode)
+        };
+        assert_eq!(title, "EventReport default/r1");
+        assert!(text.contains("Matching resources (1):\n   a"), "{text}");
+        assert!(
+            text.contains("ClusterProfiles made from it (1):\n  p  (EventTrigger t, for a)"),
+            "{text}"
+        );
+
+        press(&mut state, "\x1b:profiles\n");
+        let effect = press(&mut state, "\n");
+        let Some(Effect::Deployed { title, profile, .. }) = effect else {
+            panic!("{effect:?}")
+        };
+        assert_eq!(
+            (title.as_str(), profile.as_str()),
+            ("ClusterProfile p", "p")
+        );
+        let Mode::Reading { text, .. } = &state.mode else {
+            panic!("{:?}", state.mode)
+        };
+        assert!(
+            text.contains("Made by EventTrigger t\n  for a in cluster default/cluster-1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ConfigMap projectsveltos/sveltos-x  (instantiated for the event)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("default/cluster-1  Failed: conflict"),
+            "{text}"
+        );
+        assert!(text.contains("reading them in each cluster"), "{text}");
+        // The live answer replaces the text while it is shown, and only then.
+        state.replace_text("ClusterProfile p", "read".into());
+        assert!(matches!(&state.mode, Mode::Reading { text, .. } if text == "read"));
+        press(&mut state, "\x1b");
+        state.replace_text("ClusterProfile p", "late".into());
+        assert_eq!(state.mode, Mode::Normal);
     }
 
     #[test]
