@@ -13,7 +13,7 @@ use api::labels::{
 use serde_json::Value;
 
 use super::state::{State, key};
-use crate::chain::meta;
+use crate::chain::{meta, spec_cluster};
 
 /// The details of the `kind` object `name` (`namespace/name`), or `None` when it is gone.
 pub fn details(state: &State, kind: &str, name: &str) -> Option<String> {
@@ -26,6 +26,9 @@ pub fn details(state: &State, kind: &str, name: &str) -> Option<String> {
         "EventTrigger" => trigger(state, object, &mut text),
         "EventSource" => source(state, object, &mut text),
         "SveltosCluster" => cluster(state, object, &mut text),
+        "Cluster" => capi_cluster(state, object, &mut text),
+        "ClusterReport" => dry_run(object, &mut text),
+        "Event" => event(object, &mut text),
         _ => {}
     }
     conditions(object, &mut text);
@@ -34,16 +37,6 @@ pub fn details(state: &State, kind: &str, name: &str) -> Option<String> {
 
 fn text(value: &Value) -> &str {
     value.as_str().unwrap_or_default()
-}
-
-/// `namespace/name` of the cluster a report or summary's spec names.
-fn spec_cluster(object: &Value) -> String {
-    let spec = &object["spec"];
-    format!(
-        "{}/{}",
-        text(&spec["clusterNamespace"]),
-        text(&spec["clusterName"])
-    )
 }
 
 /// `namespace/name` of the source cluster a generated profile's labels name.
@@ -97,8 +90,8 @@ fn report(state: &State, report: &Value, out: &mut String) {
     }
 }
 
-/// The resource a oneForEvent profile was made for.
-fn resource_of(profile: &Value) -> Option<String> {
+/// The resource a oneForEvent profile was made for (`namespace/name`).
+pub fn resource_of(profile: &Value) -> Option<String> {
     match (
         meta(profile, "labels", RESOURCE_NAMESPACE_LABEL),
         meta(profile, "labels", RESOURCE_NAME_LABEL),
@@ -289,7 +282,6 @@ fn source(state: &State, source: &Value, out: &mut String) {
 }
 
 fn cluster(state: &State, cluster: &Value, out: &mut String) {
-    let name = key(cluster);
     let status = &cluster["status"];
     let _ = writeln!(
         out,
@@ -301,6 +293,33 @@ fn cluster(state: &State, cluster: &Value, out: &mut String) {
     if let Some(failure) = status["failureMessage"].as_str() {
         let _ = writeln!(out, "Failure: {failure}");
     }
+    links_of_cluster(state, cluster, "Sveltos", out);
+}
+
+fn capi_cluster(state: &State, cluster: &Value, out: &mut String) {
+    let capi = api::capi::CapiCluster(cluster);
+    let _ = writeln!(
+        out,
+        "Cluster API Cluster: phase {}, control plane {}, paused {}",
+        cluster["status"]["phase"].as_str().unwrap_or("unknown"),
+        if capi.control_plane_initialized() {
+            "initialized"
+        } else {
+            "not initialized"
+        },
+        capi.paused()
+    );
+    links_of_cluster(state, cluster, "Capi", out);
+}
+
+/// A cluster's labels, and the reports and summaries the state holds for it (`cluster_type`
+/// `Sveltos` or `Capi`: the two kinds may share a name).
+fn links_of_cluster(state: &State, cluster: &Value, cluster_type: &str, out: &mut String) {
+    let name = key(cluster);
+    let of_it = |o: &&Value| {
+        spec_cluster(o) == name
+            && o["spec"]["clusterType"].as_str().unwrap_or("Sveltos") == cluster_type
+    };
     let labels: Vec<String> = cluster["metadata"]["labels"]
         .as_object()
         .into_iter()
@@ -308,15 +327,11 @@ fn cluster(state: &State, cluster: &Value, out: &mut String) {
         .map(|(k, v)| format!("{k}={}", text(v)))
         .collect();
     let _ = writeln!(out, "Labels: {}", list_or_none(&labels));
-    let reports: Vec<String> = state
-        .of("EventReport")
-        .filter(|r| spec_cluster(r) == name)
-        .map(key)
-        .collect();
+    let reports: Vec<String> = state.of("EventReport").filter(of_it).map(key).collect();
     let _ = writeln!(out, "\nEventReports: {}", list_or_none(&reports));
     let summaries: Vec<String> = state
         .of("ClusterSummary")
-        .filter(|s| spec_cluster(s) == name)
+        .filter(of_it)
         .map(|s| {
             let status = s["status"]["featureSummaries"][0]["status"]
                 .as_str()
@@ -325,6 +340,61 @@ fn cluster(state: &State, cluster: &Value, out: &mut String) {
         })
         .collect();
     let _ = writeln!(out, "ClusterSummaries: {}", list_or_none(&summaries));
+}
+
+fn dry_run(report: &Value, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "ClusterProfile {} (syncMode DryRun) in cluster {}\n",
+        meta(report, "labels", CLUSTER_PROFILE_NAME_LABEL),
+        spec_cluster(report)
+    );
+    let _ = writeln!(out, "What deploying would do:");
+    for field in [
+        "resourceReports",
+        "kustomizeResourceReports",
+        "helmResourceReports",
+    ] {
+        for entry in report["status"][field].as_array().into_iter().flatten() {
+            let resource = &entry["resource"];
+            let name = match text(&resource["namespace"]) {
+                "" => text(&resource["name"]).to_owned(),
+                ns => format!("{ns}/{}", text(&resource["name"])),
+            };
+            let _ = writeln!(
+                out,
+                "  {} {} {name}",
+                entry["action"].as_str().unwrap_or("No Action"),
+                text(&resource["kind"])
+            );
+            // A diff or a reason, indented under its object (`show dryrun` prints the same).
+            for line in text(&entry["message"]).lines() {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+    }
+}
+
+fn event(event: &Value, out: &mut String) {
+    let involved = &event["involvedObject"];
+    let object = match text(&involved["namespace"]) {
+        "" => text(&involved["name"]).to_owned(),
+        ns => format!("{ns}/{}", text(&involved["name"])),
+    };
+    let _ = writeln!(
+        out,
+        "{} {} on {} {object}",
+        event["type"].as_str().unwrap_or("Normal"),
+        text(&event["reason"]),
+        text(&involved["kind"])
+    );
+    let _ = writeln!(
+        out,
+        "from {}, seen {} time(s)\n",
+        event["reportingComponent"].as_str().unwrap_or("unknown"),
+        event["count"].as_u64().unwrap_or(1)
+    );
+    let _ = writeln!(out, "{}", text(&event["message"]));
 }
 
 fn list_or_none<T: AsRef<str>>(items: &[T]) -> String {

@@ -4,7 +4,7 @@
 
 use futures_util::StreamExt;
 use kube::Client;
-use kube::api::{Api, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
@@ -12,20 +12,29 @@ use tokio::sync::mpsc;
 
 use crate::chain::fleet::sveltos_kind;
 
-/// The kinds the TUI follows, in the order of its views.
-pub const KINDS: [&str; 6] = [
+/// The kinds the TUI follows, in the order of its views: `Cluster` is Cluster API's, `Event`
+/// the Kubernetes Events the controllers publish.
+pub const KINDS: [&str; 9] = [
     "SveltosCluster",
+    "Cluster",
     "EventSource",
     "EventTrigger",
     "EventReport",
     "ClusterProfile",
     "ClusterSummary",
+    "ClusterReport",
+    "Event",
 ];
+
+/// Who publishes the Events the TUI shows: the manager and the agent (the field selector
+/// `reportingComponent` holds an Event's reporting controller).
+const REPORTERS: [&str; 2] = ["sveltos-events-manager", agent::hub::report::FIELD_MANAGER];
 
 /// What a watch reports.
 #[derive(Debug, Clone)]
 pub enum Update {
-    /// Every object of `kind`, after a (re)list: replaces what was known.
+    /// Every object of `kind`, after a (re)list: replaces what was known (for Events, which
+    /// come from one watch per reporter, adds to it).
     Listed(&'static str, Vec<Value>),
     /// One object of `kind` was created or changed.
     Applied(&'static str, Value),
@@ -35,40 +44,79 @@ pub enum Update {
     Failed(&'static str, String),
 }
 
-/// Starts one watch per kind; their updates arrive on the returned channel.
+/// Starts the watches; their updates arrive on the returned channel.
 pub fn start(client: Client) -> mpsc::Receiver<Update> {
     let (sender, receiver) = mpsc::channel(1024);
     for kind in KINDS {
-        let (resource, _) = sveltos_kind(kind);
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        let sender = sender.clone();
-        tokio::spawn(async move {
-            let mut events = watcher::watcher(api, watcher::Config::default())
-                .default_backoff()
-                .boxed();
-            let mut listing: Vec<Value> = Vec::new();
-            while let Some(event) = events.next().await {
-                let update = match event {
-                    Ok(Event::Init) => {
-                        listing.clear();
-                        continue;
-                    }
-                    Ok(Event::InitApply(object)) => {
-                        listing.push(to_value(object));
-                        continue;
-                    }
-                    Ok(Event::InitDone) => Update::Listed(kind, std::mem::take(&mut listing)),
-                    Ok(Event::Apply(object)) => Update::Applied(kind, to_value(object)),
-                    Ok(Event::Delete(object)) => Update::Deleted(kind, to_value(object)),
-                    Err(error) => Update::Failed(kind, words(&error)),
-                };
-                if sender.send(update).await.is_err() {
-                    return;
+        match kind {
+            "Cluster" => {
+                tokio::spawn(capi(client.clone(), sender.clone()));
+            }
+            "Event" => {
+                let resource = ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&());
+                for reporter in REPORTERS {
+                    let api = Api::all_with(client.clone(), &resource);
+                    let config = watcher::Config::default()
+                        .fields(&format!("reportingComponent={reporter}"));
+                    tokio::spawn(follow(api, config, kind, sender.clone()));
                 }
             }
-        });
+            _ => {
+                let (resource, _) = sveltos_kind(kind);
+                let api = Api::all_with(client.clone(), &resource);
+                tokio::spawn(follow(
+                    api,
+                    watcher::Config::default(),
+                    kind,
+                    sender.clone(),
+                ));
+            }
+        }
     }
     receiver
+}
+
+/// Follows one watch of `kind` until the receiver is gone.
+async fn follow(
+    api: Api<DynamicObject>,
+    config: watcher::Config,
+    kind: &'static str,
+    sender: mpsc::Sender<Update>,
+) {
+    let mut events = watcher::watcher(api, config).default_backoff().boxed();
+    let mut listing: Vec<Value> = Vec::new();
+    while let Some(event) = events.next().await {
+        let update = match event {
+            Ok(Event::Init) => {
+                listing.clear();
+                continue;
+            }
+            Ok(Event::InitApply(object)) => {
+                listing.push(to_value(object));
+                continue;
+            }
+            Ok(Event::InitDone) => Update::Listed(kind, std::mem::take(&mut listing)),
+            Ok(Event::Apply(object)) => Update::Applied(kind, to_value(object)),
+            Ok(Event::Delete(object)) => Update::Deleted(kind, to_value(object)),
+            Err(error) => Update::Failed(kind, words(&error)),
+        };
+        if sender.send(update).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Cluster API's clusters, followed through their CRD (Cluster API may come, go or change
+/// version while the TUI runs): every change lists them all.
+async fn capi(client: Client, sender: mpsc::Sender<Update>) {
+    let clusters = agent::capi::watch(client, None);
+    let mut changes = clusters.changes();
+    while changes.next().await.is_some() {
+        let all = clusters.state().iter().map(|c| (**c).clone()).collect();
+        if sender.send(Update::Listed("Cluster", all)).await.is_err() {
+            return;
+        }
+    }
 }
 
 fn to_value(object: DynamicObject) -> Value {

@@ -1,6 +1,6 @@
-//! `tui`: a live view of the management cluster (clusters, EventSources, EventTriggers,
-//! EventReports, ClusterProfiles, ClusterSummaries and the activity between them), driven by
-//! watches. State ([`state`]), keys ([`input`]), views ([`view`]), drawing ([`render`], a pure
+//! `tui`: a live view of the management cluster (SveltosClusters and Cluster API clusters,
+//! EventSources, EventTriggers, EventReports, ClusterProfiles, ClusterSummaries, ClusterReports,
+//! the controllers' Events and the activity between them), driven by watches. State ([`state`]), keys ([`input`]), views ([`view`]), drawing ([`render`], a pure
 //! function of the state) and data ([`feed`]) are apart. It never writes to the cluster.
 
 pub mod drill;
@@ -44,10 +44,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     result
 }
 
-fn now() -> String {
-    k8s_openapi::jiff::Timestamp::now()
-        .strftime("%H:%M:%S")
-        .to_string()
+/// The time now, as the activity feed shows it (`HH:MM:SS`, UTC) and in milliseconds.
+fn now() -> (String, i64) {
+    let now = k8s_openapi::jiff::Timestamp::now();
+    (now.strftime("%H:%M:%S").to_string(), now.as_millisecond())
 }
 
 async fn event_loop(
@@ -87,11 +87,12 @@ async fn event_loop(
                 None => return Ok(()),
             },
             Some(update) = updates.recv() => {
-                let at = now();
-                state.on_update(update, &at);
+                let (at, millis) = now();
+                state.on_update_at(update, &at, Some(millis));
                 // A burst (a relist, many changes) is drawn once.
                 while let Ok(update) = updates.try_recv() {
-                    state.on_update(update, &at);
+                    let (at, millis) = now();
+                    state.on_update_at(update, &at, Some(millis));
                 }
             }
             Some((title, text)) = traces.recv() => state.show_text(title, text),
@@ -102,7 +103,7 @@ async fn event_loop(
 }
 
 /// Runs the chain engine for the selected object: down from an EventSource, EventTrigger or
-/// ClusterProfile (a ClusterSummary: its profile), up from an EventReport.
+/// ClusterProfile (a ClusterSummary or ClusterReport: its profile), up from an EventReport.
 async fn trace(client: kube::Client, effect: Effect, done: mpsc::Sender<(String, String)>) {
     let Effect::Trace {
         kind,
@@ -121,26 +122,28 @@ async fn trace(client: kube::Client, effect: Effect, done: mpsc::Sender<(String,
     };
     let result = match kind.as_str() {
         "EventReport" => chain::explain::explain(&mut fleet, target("EventReport", &name)).await,
-        // A summary's chain is its profile's, which its label names.
-        "ClusterSummary" => match fleet
-            .sveltos("ClusterSummary", namespace.as_deref(), &name)
-            .await
-        {
-            Ok(Some(summary)) => {
-                let profile =
-                    chain::meta(&summary, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL)
-                        .to_owned();
-                let target = Target {
-                    namespace: None,
-                    ..target("ClusterProfile", &profile)
-                };
-                chain::trace::trace(&mut fleet, target).await
+        // A summary's (or dry-run report's) chain is its profile's, which its label names.
+        "ClusterSummary" | "ClusterReport" => {
+            match fleet.sveltos(&kind, namespace.as_deref(), &name).await {
+                Ok(Some(summary)) => {
+                    let profile =
+                        chain::meta(&summary, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL)
+                            .to_owned();
+                    let target = Target {
+                        namespace: None,
+                        ..target("ClusterProfile", &profile)
+                    };
+                    chain::trace::trace(&mut fleet, target).await
+                }
+                Ok(None) => Err(anyhow::anyhow!("it is gone")),
+                Err(e) => Err(e),
             }
-            Ok(None) => Err(anyhow::anyhow!("it is gone")),
-            Err(e) => Err(e),
-        },
-        "SveltosCluster" => Err(anyhow::anyhow!(
+        }
+        "SveltosCluster" | "Cluster" => Err(anyhow::anyhow!(
             "a cluster has no chain of its own: trace one of its reports or summaries"
+        )),
+        "Event" => Err(anyhow::anyhow!(
+            "an Event has no chain of its own: trace the object it is about"
         )),
         _ => chain::trace::trace(&mut fleet, target(&kind, &name)).await,
     };

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TableRow, Table};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TableRow, Table, Wrap};
 
 use super::feed::KINDS;
 use super::state::{Mode, State};
@@ -164,8 +164,11 @@ fn overview(frame: &mut Frame, state: &State, area: Rect) {
     } else {
         feed
     };
+    // Wrapped: an event's path is longer than a narrow terminal, and every hop matters.
     frame.render_widget(
-        Paragraph::new(feed).block(Block::default().borders(Borders::ALL).title(" activity ")),
+        Paragraph::new(feed)
+            .wrap(Wrap { trim: false })
+            .block(Block::default().borders(Borders::ALL).title(" activity ")),
         activity,
     );
 }

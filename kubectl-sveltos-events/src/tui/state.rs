@@ -1,7 +1,7 @@
 //! The TUI's state and how keys and watch updates change it. Nothing here draws or talks to a
 //! cluster: [`State::on_key`] returns the one effect that needs the outside (a trace).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use regex::Regex;
 use serde_json::Value;
@@ -12,6 +12,9 @@ use super::view::{Row, View};
 
 /// How many activity lines the overview keeps.
 const ACTIVITY: usize = 200;
+
+/// The kinds whose changes are the hops of an event's path.
+const HOPS: [&str; 3] = ["EventReport", "ClusterProfile", "ClusterSummary"];
 
 /// What the user is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +118,9 @@ pub struct State {
     pub failures: BTreeMap<&'static str, String>,
     /// Recent changes, newest first.
     pub activity: VecDeque<Activity>,
+    /// When the watch last delivered a change of each EventReport, ClusterProfile and
+    /// ClusterSummary (milliseconds since the epoch): the hops of an event's path.
+    pub arrivals: HashMap<(&'static str, String), i64>,
     /// The management cluster's address, for the header.
     pub server: String,
     /// Whether to colour (off with NO_COLOR).
@@ -145,6 +151,7 @@ impl State {
             objects: KINDS.iter().map(|k| (*k, BTreeMap::new())).collect(),
             failures: BTreeMap::new(),
             activity: VecDeque::new(),
+            arrivals: HashMap::new(),
             server: server.to_owned(),
             colour,
             quit: false,
@@ -169,27 +176,54 @@ impl State {
             .collect()
     }
 
-    /// Applies a watch update; `at` is the time it arrived (`HH:MM:SS`).
+    /// Applies a watch update; `at` is the time it arrived (`HH:MM:SS`), with no clock for
+    /// the hops of a path.
     pub fn on_update(&mut self, update: Update, at: &str) {
+        self.on_update_at(update, at, None);
+    }
+
+    /// Applies a watch update that arrived at `at` (`HH:MM:SS`), `millis` since the epoch.
+    /// A ClusterSummary that becomes Provisioned for a generated profile writes the event's
+    /// whole path in the activity feed, each hop with the time it took.
+    pub fn on_update_at(&mut self, update: Update, at: &str, millis: Option<i64>) {
         let (kind, text) = match update {
             Update::Listed(kind, objects) => {
                 self.failures.remove(kind);
-                let map = objects.into_iter().map(|o| (key(&o), o)).collect();
-                self.objects.insert(kind, map);
+                let listed = objects.into_iter().map(|o| (key(&o), o));
+                let known = self.objects.entry(kind).or_default();
+                if kind == "Event" {
+                    // One list per reporter: each adds its own.
+                    known.extend(listed);
+                } else {
+                    *known = listed.collect();
+                }
+                self.clamp();
                 return;
             }
             Update::Applied(kind, object) => {
                 self.failures.remove(kind);
                 let name = key(&object);
-                let text = super::view::describe_change(kind, &object)
+                let mut text = super::view::describe_change(kind, &object)
                     .unwrap_or_else(|| format!("{kind} {name} changed"));
                 let known = self.objects.entry(kind).or_default();
-                let same = known.get(&name).is_some_and(|old| {
+                let old = known.get(&name);
+                let same = old.is_some_and(|old| {
                     old["metadata"]["resourceVersion"] == object["metadata"]["resourceVersion"]
                 });
-                known.insert(name, object);
+                let provisioned = kind == "ClusterSummary"
+                    && super::view::provisioned(&object)
+                    && !old.is_some_and(super::view::provisioned);
+                known.insert(name.clone(), object);
                 if same {
                     return;
+                }
+                if let Some(millis) = millis
+                    && HOPS.contains(&kind)
+                {
+                    self.arrivals.insert((kind, name.clone()), millis);
+                }
+                if provisioned && let Some(path) = self.path(&name, millis) {
+                    text = path;
                 }
                 (kind, text)
             }
@@ -198,6 +232,7 @@ impl State {
                 if let Some(map) = self.objects.get_mut(kind) {
                     map.remove(&name);
                 }
+                self.arrivals.remove(&(kind, name.clone()));
                 (kind, format!("{kind} {name} deleted"))
             }
             Update::Failed(kind, why) => {
@@ -212,6 +247,51 @@ impl State {
         });
         self.activity.truncate(ACTIVITY);
         self.clamp();
+    }
+
+    /// The path of the event that ClusterSummary `summary` just deployed: resource (in its
+    /// source cluster) -> EventReport -> ClusterProfile -> deployed, each hop with the time
+    /// between the watch's deliveries (`?` for one the TUI did not see change). `None` for a
+    /// profile no EventTrigger generated.
+    fn path(&self, summary: &str, now: Option<i64>) -> Option<String> {
+        use crate::chain::{meta, spec_cluster};
+        use api::labels::{
+            CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_NAME_LABEL,
+            CLUSTER_TYPE_LABEL, EVENT_REPORT_NAME_LABEL,
+        };
+        let summary = self.objects.get("ClusterSummary")?.get(summary)?;
+        let profile_name = meta(summary, "labels", CLUSTER_PROFILE_NAME_LABEL);
+        let profile = self.objects.get("ClusterProfile")?.get(profile_name)?;
+        let source = meta(profile, "labels", EVENT_REPORT_NAME_LABEL);
+        if source.is_empty() {
+            return None;
+        }
+        let namespace = meta(profile, "labels", CLUSTER_NAMESPACE_LABEL);
+        let cluster = meta(profile, "labels", CLUSTER_NAME_LABEL);
+        let cluster_type =
+            api::v1beta1::ClusterType::parse(meta(profile, "labels", CLUSTER_TYPE_LABEL))
+                .unwrap_or_default();
+        let report = format!(
+            "{namespace}/{}",
+            api::v1beta1::event_report_name(source, cluster, cluster_type)
+        );
+        let seen = |kind, name: &str| self.arrivals.get(&(kind, name.to_owned())).copied();
+        let hop = |from: Option<i64>, to: Option<i64>| match (from, to) {
+            (Some(from), Some(to)) => {
+                format!("+{:.2}s", (to - from).max(0) as f64 / 1000.0)
+            }
+            _ => "+?".to_owned(),
+        };
+        let reported = seen("EventReport", &report);
+        let generated = seen("ClusterProfile", profile_name);
+        let what =
+            super::drill::resource_of(profile).unwrap_or_else(|| format!("the events of {source}"));
+        Some(format!(
+            "{what} in {namespace}/{cluster} → EventReport → ClusterProfile {} → deployed in {} {}",
+            hop(reported, generated),
+            spec_cluster(summary),
+            hop(generated, now)
+        ))
     }
 
     /// Keeps the selection on a row. Runs on every watch event, so without a filter it counts
@@ -540,6 +620,68 @@ mod tests {
         press(&mut state, "\x1b");
         state.replace_text("ClusterProfile p", "late".into());
         assert_eq!(state.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn a_deployment_writes_the_events_path_with_each_hop_timed() {
+        let mut state = State::new("x", false);
+        let report = json!({"metadata": {"name": "sveltos--s--cluster-1", "namespace": "default",
+            "resourceVersion": "1"}, "spec": {"clusterNamespace": "default",
+            "clusterName": "cluster-1", "eventSourceName": "s"}});
+        let profile = json!({"metadata": {"name": "p", "resourceVersion": "1", "labels": {
+            "eventtrigger.lib.projectsveltos.io/eventtriggername": "t",
+            "eventtrigger.lib.projectsveltos.io/eventreportname": "s",
+            "eventtrigger.lib.projectsveltos.io/clusterNamespace": "default",
+            "eventtrigger.lib.projectsveltos.io/clustername": "cluster-1",
+            "eventtrigger.lib.projectsveltos.io/clustertype": "Sveltos",
+            "eventtrigger.lib.projectsveltos.io/resourcenamespace": "default",
+            "eventtrigger.lib.projectsveltos.io/resourcename": "my-service"}}});
+        let summary = |version: &str, status: &str| {
+            json!({"metadata": {"name": "p-sveltos-cluster-2", "namespace": "default",
+                "resourceVersion": version,
+                "labels": {"projectsveltos.io/cluster-profile-name": "p"}},
+                "spec": {"clusterNamespace": "default", "clusterName": "cluster-2"},
+                "status": {"featureSummaries": [{"featureID": "Resources", "status": status}]}})
+        };
+        state.on_update_at(
+            Update::Applied("EventReport", report),
+            "10:00:01",
+            Some(1_000),
+        );
+        state.on_update_at(
+            Update::Applied("ClusterProfile", profile),
+            "10:00:01",
+            Some(1_120),
+        );
+        let pending = summary("1", "Provisioning");
+        state.on_update_at(
+            Update::Applied("ClusterSummary", pending),
+            "10:00:01",
+            Some(1_200),
+        );
+        let done = summary("2", "Provisioned");
+        state.on_update_at(
+            Update::Applied("ClusterSummary", done),
+            "10:00:01",
+            Some(1_420),
+        );
+        assert_eq!(
+            state.activity[0].text,
+            "default/my-service in default/cluster-1 → EventReport → ClusterProfile +0.12s → \
+             deployed in default/cluster-2 +0.30s"
+        );
+        // Provisioned again (a later change): no second path.
+        let again = summary("3", "Provisioned");
+        state.on_update_at(
+            Update::Applied("ClusterSummary", again),
+            "10:00:02",
+            Some(2_000),
+        );
+        assert!(
+            state.activity[0].text.starts_with("ClusterSummary "),
+            "{:?}",
+            state.activity[0]
+        );
     }
 
     #[test]

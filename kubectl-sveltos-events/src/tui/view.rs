@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::state::{State, key};
-use crate::chain::meta;
+use crate::chain::{meta, spec_cluster};
 
 /// A screen of the TUI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,8 @@ pub enum View {
     Overview,
     /// SveltosClusters.
     Clusters,
+    /// Cluster API Clusters.
+    CapiClusters,
     /// EventSources.
     Sources,
     /// EventTriggers.
@@ -28,16 +30,23 @@ pub enum View {
     Profiles,
     /// ClusterSummaries.
     Summaries,
+    /// ClusterReports: what DryRun profiles would do.
+    DryRun,
+    /// The controllers' Kubernetes Events.
+    Events,
 }
 
-const ORDER: [View; 7] = [
+const ORDER: [View; 10] = [
     View::Overview,
     View::Clusters,
+    View::CapiClusters,
     View::Sources,
     View::Triggers,
     View::Reports,
     View::Profiles,
     View::Summaries,
+    View::DryRun,
+    View::Events,
 ];
 
 /// How a row is doing, for its colour.
@@ -70,11 +79,14 @@ impl View {
         match self {
             View::Overview => &["overview", "o", "home"],
             View::Clusters => &["clusters", "cl", "sveltosclusters", "sc"],
+            View::CapiClusters => &["capi", "capiclusters", "cluster.x-k8s.io"],
             View::Sources => &["sources", "es", "eventsources"],
             View::Triggers => &["triggers", "et", "eventtriggers"],
             View::Reports => &["reports", "er", "eventreports"],
             View::Profiles => &["profiles", "cp", "clusterprofiles"],
             View::Summaries => &["summaries", "cs", "clustersummaries"],
+            View::DryRun => &["dryrun", "cr", "clusterreports"],
+            View::Events => &["events", "ev"],
         }
     }
 
@@ -121,11 +133,14 @@ impl View {
         Some(match self {
             View::Overview => return None,
             View::Clusters => "SveltosCluster",
+            View::CapiClusters => "Cluster",
             View::Sources => "EventSource",
             View::Triggers => "EventTrigger",
             View::Reports => "EventReport",
             View::Profiles => "ClusterProfile",
             View::Summaries => "ClusterSummary",
+            View::DryRun => "ClusterReport",
+            View::Events => "Event",
         })
     }
 
@@ -151,6 +166,9 @@ impl View {
             ],
             View::Profiles => &["NAME", "TRIGGER", "CLUSTER", "RESOURCE", "DEPLOYED", "AGE"],
             View::Summaries => &["NAMESPACE/NAME", "PROFILE", "CLUSTER", "STATUS", "MESSAGE"],
+            View::CapiClusters => &["NAMESPACE/NAME", "PHASE", "CONTROL-PLANE", "PAUSED", "AGE"],
+            View::DryRun => &["NAMESPACE/NAME", "PROFILE", "CLUSTER", "WOULD", "AGE"],
+            View::Events => &["LAST", "TYPE", "REASON", "OBJECT", "MESSAGE"],
         }
     }
 
@@ -217,14 +235,9 @@ impl View {
             View::Reports => {
                 let spec = &o["spec"];
                 let matching = spec["matchingResources"].as_array().map_or(0, Vec::len);
-                let cluster = format!(
-                    "{}/{}",
-                    text(&spec["clusterNamespace"]),
-                    text(&spec["clusterName"])
-                );
                 let cells = vec![
                     key(o),
-                    cluster,
+                    spec_cluster(o),
                     text(&spec["eventSourceName"]),
                     matching.to_string(),
                     age,
@@ -273,18 +286,54 @@ impl View {
                 ];
                 (cells, health)
             }
+            View::CapiClusters => {
+                let cluster = api::capi::CapiCluster(o);
+                let ready = cluster.control_plane_initialized();
+                let health = if cluster.paused() {
+                    Health::Pending
+                } else if ready {
+                    Health::Good
+                } else {
+                    Health::Pending
+                };
+                let cells = vec![
+                    key(o),
+                    text(&o["status"]["phase"]),
+                    if ready { "initialized" } else { "not yet" }.to_owned(),
+                    cluster.paused().to_string(),
+                    age,
+                ];
+                (cells, health)
+            }
+            View::DryRun => {
+                let (would, health) = dry_run_actions(o);
+                let cells = vec![
+                    key(o),
+                    meta(o, "labels", CLUSTER_PROFILE_NAME_LABEL).to_owned(),
+                    spec_cluster(o),
+                    would,
+                    age,
+                ];
+                (cells, health)
+            }
+            View::Events => {
+                let involved = &o["involvedObject"];
+                let warning = o["type"] == "Warning";
+                let cells = vec![
+                    crate::chain::render::age(last_seen(o), now()),
+                    text(&o["type"]),
+                    text(&o["reason"]),
+                    format!("{} {}", text(&involved["kind"]), text(&involved["name"])),
+                    text(&o["message"]),
+                ];
+                (cells, if warning { Health::Bad } else { Health::Plain })
+            }
             View::Summaries => {
-                let spec = &o["spec"];
-                let cluster = format!(
-                    "{}/{}",
-                    text(&spec["clusterNamespace"]),
-                    text(&spec["clusterName"])
-                );
                 let feature = &o["status"]["featureSummaries"][0];
                 let cells = vec![
                     key(o),
                     meta(o, "labels", CLUSTER_PROFILE_NAME_LABEL).to_owned(),
-                    cluster,
+                    spec_cluster(o),
                     feature["status"].as_str().unwrap_or("Pending").to_owned(),
                     text(&feature["failureMessage"]),
                 ];
@@ -334,6 +383,11 @@ impl<'a> Links<'a> {
     }
 }
 
+/// Whether a ClusterSummary's features are all Provisioned.
+pub fn provisioned(summary: &Value) -> bool {
+    summary_health(summary) == Health::Good
+}
+
 fn summary_health(summary: &Value) -> Health {
     match summary["status"]["featureSummaries"][0]["status"].as_str() {
         Some("Provisioned") => Health::Good,
@@ -342,10 +396,52 @@ fn summary_health(summary: &Value) -> Health {
     }
 }
 
+fn now() -> i64 {
+    k8s_openapi::jiff::Timestamp::now().as_second()
+}
+
 /// `5s`, `3m`, ... since the object's creation.
 fn age(object: &Value) -> String {
-    let now = k8s_openapi::jiff::Timestamp::now().as_second();
-    crate::chain::render::age(object["metadata"]["creationTimestamp"].as_str(), now)
+    crate::chain::render::age(object["metadata"]["creationTimestamp"].as_str(), now())
+}
+
+/// When an Event was last seen: its `lastTimestamp`, `eventTime` or creation.
+fn last_seen(event: &Value) -> Option<&str> {
+    event["lastTimestamp"]
+        .as_str()
+        .or_else(|| event["eventTime"].as_str())
+        .or_else(|| event["metadata"]["creationTimestamp"].as_str())
+}
+
+/// What a ClusterReport says a deployment would do (`2 Create, 1 Update`), and how that
+/// reads: a conflict or error is bad, any change pending.
+fn dry_run_actions(report: &Value) -> (String, Health) {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for field in [
+        "resourceReports",
+        "kustomizeResourceReports",
+        "helmResourceReports",
+    ] {
+        for entry in report["status"][field].as_array().into_iter().flatten() {
+            *counts
+                .entry(entry["action"].as_str().unwrap_or("No Action"))
+                .or_default() += 1;
+        }
+    }
+    let health = if counts.contains_key("Conflict") || counts.contains_key("Error") {
+        Health::Bad
+    } else if counts.keys().any(|a| *a != "No Action") {
+        Health::Pending
+    } else {
+        Health::Good
+    };
+    let words: Vec<String> = counts.iter().map(|(a, n)| format!("{n} {a}")).collect();
+    let would = if words.is_empty() {
+        "nothing".to_owned()
+    } else {
+        words.join(", ")
+    };
+    (would, health)
 }
 
 /// The activity line for a change of `kind`, when it says more than "changed": an event
@@ -379,6 +475,26 @@ pub fn describe_change(kind: &str, o: &Value) -> Option<String> {
                 .as_str()
                 .unwrap_or("Pending")
         ),
+        "Cluster" => format!(
+            "Cluster API Cluster {name}: {}",
+            if api::capi::CapiCluster(o).control_plane_initialized() {
+                "control plane initialized"
+            } else {
+                "control plane not initialized"
+            }
+        ),
+        "ClusterReport" => format!("ClusterReport {name}: would {}", dry_run_actions(o).0),
+        "Event" => {
+            let involved = &o["involvedObject"];
+            format!(
+                "{} {} {} {}: {}",
+                o["type"].as_str().unwrap_or("Normal"),
+                o["reason"].as_str().unwrap_or_default(),
+                involved["kind"].as_str().unwrap_or_default(),
+                involved["name"].as_str().unwrap_or_default(),
+                o["message"].as_str().unwrap_or_default()
+            )
+        }
         "SveltosCluster" => format!(
             "SveltosCluster {name}: {}",
             if o["status"]["ready"] == true {
@@ -432,6 +548,67 @@ mod tests {
         assert_eq!(profiles[0].health, Health::Pending);
         assert_eq!(profiles[1].cells[4], "0/1");
         assert_eq!(profiles[1].health, Health::Bad);
+    }
+
+    #[test]
+    fn dry_runs_events_and_cluster_api_clusters_have_their_rows_and_activity_lines() {
+        let mut state = State::new("x", false);
+        let report = json!({"metadata": {"name": "p--sveltos--c1", "namespace": "default",
+                "resourceVersion": "1", "labels": {CLUSTER_PROFILE_NAME_LABEL: "p"}},
+            "spec": {"clusterNamespace": "default", "clusterName": "c1"},
+            "status": {"resourceReports": [
+                {"resource": {"kind": "Service", "name": "a"}, "action": "Create"},
+                {"resource": {"kind": "Service", "name": "b"}, "action": "Create"},
+                {"resource": {"kind": "Service", "name": "c"}, "action": "Conflict"}]}});
+        state.on_update(Update::Applied("ClusterReport", report), "10:00:00");
+        let rows = View::DryRun.rows(&state);
+        assert_eq!(
+            rows[0].cells[1..4],
+            ["p", "default/c1", "1 Conflict, 2 Create"]
+        );
+        assert_eq!(rows[0].health, Health::Bad);
+        assert_eq!(
+            state.activity[0].text,
+            "ClusterReport default/p--sveltos--c1: would 1 Conflict, 2 Create"
+        );
+
+        let event = |name: &str, kind: &str| {
+            json!({"metadata": {"name": name, "namespace": "default", "resourceVersion": "1"},
+                   "type": kind, "reason": "GenerationFailed", "message": "no such ConfigMap",
+                   "involvedObject": {"kind": "EventTrigger", "name": "t"}})
+        };
+        // One list per reporter: the second adds to the first.
+        state.on_update(
+            Update::Listed("Event", vec![event("e1", "Warning")]),
+            "10:00:01",
+        );
+        state.on_update(
+            Update::Listed("Event", vec![event("e2", "Normal")]),
+            "10:00:01",
+        );
+        let rows = View::Events.rows(&state);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].cells[1..4],
+            ["Warning", "GenerationFailed", "EventTrigger t"]
+        );
+        assert_eq!(rows[0].health, Health::Bad);
+        state.on_update(Update::Applied("Event", event("e3", "Warning")), "10:00:02");
+        assert_eq!(
+            state.activity[0].text,
+            "Warning GenerationFailed EventTrigger t: no such ConfigMap"
+        );
+
+        let capi = json!({"metadata": {"name": "w", "namespace": "default"},
+            "spec": {"paused": true}, "status": {"phase": "Provisioned",
+            "initialization": {"controlPlaneInitialized": true}}});
+        state.on_update(Update::Listed("Cluster", vec![capi]), "10:00:03");
+        let rows = View::CapiClusters.rows(&state);
+        assert_eq!(
+            rows[0].cells[..4],
+            ["default/w", "Provisioned", "initialized", "true"]
+        );
+        assert_eq!(rows[0].health, Health::Pending);
     }
 
     #[test]
