@@ -101,17 +101,42 @@ enum Show {
     Dryrun(chain::dryrun::DryRunArgs),
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// Logs (`RUST_LOG`, default info) to standard error; the TUI owns the terminal, so its logs
+/// go to `--log-file` or nowhere.
+fn init_logging(command: Option<&Command>) -> anyhow::Result<()> {
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
+    let writer = match command {
+        Some(Command::Tui(args)) => match &args.log_file {
+            Some(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| {
+                        anyhow::anyhow!("cannot open --log-file {}: {e}", path.display())
+                    })?;
+                BoxMakeWriter::new(std::sync::Mutex::new(file))
+            }
+            None => BoxMakeWriter::new(std::io::sink),
+        },
+        _ => BoxMakeWriter::new(std::io::stderr),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
+        .with_ansi(!matches!(command, Some(Command::Tui(_))))
         .init();
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("__complete") {
+        init_logging(None)?;
         let (candidates, directive) = complete::candidates(&Cli::command(), &args[2..]).await;
         return Ok(complete::print(
             &candidates,
@@ -119,7 +144,9 @@ async fn main() -> anyhow::Result<()> {
             &mut std::io::stdout(),
         )?);
     }
-    let Some(command) = Cli::parse().command else {
+    let command = Cli::parse().command;
+    init_logging(command.as_ref())?;
+    let Some(command) = command else {
         print!("{GUIDE}");
         return Ok(());
     };

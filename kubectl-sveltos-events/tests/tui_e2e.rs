@@ -74,10 +74,15 @@ impl Drop for Tmux {
 }
 
 fn open(dir: &Path, tag: &str) -> Tmux {
+    open_with(dir, tag, "mgmt.kubeconfig")
+}
+
+/// The TUI in a 100x30 tmux session, with the kubeconfig `kubeconfig` of `dir`.
+fn open_with(dir: &Path, tag: &str, kubeconfig: &str) -> Tmux {
     let session = format!("tui-e2e-{tag}-{}", std::process::id());
     let command = format!(
         "KUBECONFIG={} NO_COLOR=1 {} tui; stty -a > {}; sleep 60",
-        dir.join("mgmt.kubeconfig").display(),
+        dir.join(kubeconfig).display(),
         env!("CARGO_BIN_EXE_kubectl-sveltos_events"),
         dir.join("stty.txt").display()
     );
@@ -181,4 +186,117 @@ fn without_the_crds_the_tui_says_to_install_rather_than_fail() {
             .ok()
             .filter(|s| !s.is_empty())
     });
+}
+
+/// A TCP relay to an API server that can be cut and restored on the same port: the API
+/// server "goes away" for whoever connects through it.
+struct Relay {
+    port: u16,
+    upstream: std::net::SocketAddr,
+    up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    streams: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn to(upstream: std::net::SocketAddr) -> Relay {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let relay = Relay {
+            port: listener.local_addr().unwrap().port(),
+            upstream,
+            up: std::sync::Arc::default(),
+            streams: std::sync::Arc::default(),
+        };
+        relay.serve(listener);
+        relay
+    }
+
+    fn serve(&self, listener: std::net::TcpListener) {
+        use std::sync::atomic::Ordering;
+        self.up.store(true, Ordering::SeqCst);
+        let (up, streams, upstream) = (self.up.clone(), self.streams.clone(), self.upstream);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if !up.load(Ordering::SeqCst) {
+                    return; // the listener is dropped: connections are refused
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = std::net::TcpStream::connect(upstream) else {
+                    continue;
+                };
+                let mut kept = streams.lock().unwrap();
+                kept.push(client.try_clone().unwrap());
+                kept.push(server.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+    }
+
+    /// Cuts every connection and refuses new ones.
+    fn cut(&self) {
+        self.up.store(false, std::sync::atomic::Ordering::SeqCst);
+        // Wake the accept loop so that it sees the flag and drops the listener.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        for stream in self.streams.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Serves again on the same port.
+    fn restore(&self) {
+        let listener = eventually("the relay's port free again", || {
+            std::net::TcpListener::bind(("127.0.0.1", self.port)).ok()
+        });
+        self.serve(listener);
+    }
+}
+
+#[test]
+fn when_the_api_server_goes_away_a_banner_says_so_and_the_watches_resume_losing_nothing() {
+    let sandbox = start(1);
+    let dir = sandbox.dir.clone();
+    apply_example(&dir, "mgmt", "network-policy", "");
+    apply_example(&dir, "cluster-1", "network-policy", "managed/service.yaml");
+    // The TUI reaches the management cluster through the relay.
+    let kubeconfig = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
+    let server = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: https://"))
+        .unwrap()
+        .to_owned();
+    let relay = Relay::to(server.parse().unwrap());
+    std::fs::write(
+        dir.join("relayed.kubeconfig"),
+        kubeconfig.replace(&server, &format!("127.0.0.1:{}", relay.port)),
+    )
+    .unwrap();
+    let tui = open_with(&dir, "relay", "relayed.kubeconfig");
+    tui.shows(&["profiles       1  1 ok", "summaries      1  1 ok"]);
+
+    relay.cut();
+    let screen = tui.shows(&["the API server is not answering"]);
+    // What was shown stays shown.
+    assert!(screen.contains("profiles       1  1 ok"), "{screen}");
+
+    relay.restore();
+    let start = std::time::Instant::now();
+    loop {
+        let screen = tui.screen();
+        if !screen.contains("not answering") && screen.contains("summaries      1  1 ok") {
+            break;
+        }
+        assert!(
+            start.elapsed() < common::TIMEOUT,
+            "the watches never resumed:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tui.keys(&["q"]);
 }

@@ -5,7 +5,6 @@
 use futures_util::StreamExt;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -29,6 +28,9 @@ pub const KINDS: [&str; 9] = [
 /// Who publishes the Events the TUI shows: the manager and the agent (the field selector
 /// `reportingComponent` holds an Event's reporting controller).
 const REPORTERS: [&str; 2] = ["sveltos-events-manager", agent::hub::report::FIELD_MANAGER];
+
+/// How a watch that lost the API server starts its failure (the banner says it once).
+pub const NOT_ANSWERING: &str = "the API server is not answering";
 
 /// What a watch reports.
 #[derive(Debug, Clone)]
@@ -76,35 +78,54 @@ pub fn start(client: Client) -> mpsc::Receiver<Update> {
     receiver
 }
 
-/// Follows one watch of `kind` until the receiver is gone.
+/// Follows one watch of `kind` until the receiver is gone. After a failure the watch starts
+/// over with a list (kube's watcher would resume silently, and the banner would never learn
+/// that it did), waiting longer after each failure in a row.
 async fn follow(
     api: Api<DynamicObject>,
     config: watcher::Config,
     kind: &'static str,
     sender: mpsc::Sender<Update>,
 ) {
-    let mut events = watcher::watcher(api, config).default_backoff().boxed();
-    let mut listing: Vec<Value> = Vec::new();
-    while let Some(event) = events.next().await {
-        let update = match event {
-            Ok(Event::Init) => {
-                listing.clear();
-                continue;
+    let mut pause = RETRY_FIRST;
+    loop {
+        let mut events = watcher::watcher(api.clone(), config.clone()).boxed();
+        let mut listing: Vec<Value> = Vec::new();
+        let failure = loop {
+            let update = match events.next().await {
+                Some(Ok(Event::Init)) => {
+                    listing.clear();
+                    continue;
+                }
+                Some(Ok(Event::InitApply(object))) => {
+                    listing.push(to_value(object));
+                    continue;
+                }
+                Some(Ok(Event::InitDone)) => {
+                    pause = RETRY_FIRST;
+                    Update::Listed(kind, std::mem::take(&mut listing))
+                }
+                Some(Ok(Event::Apply(object))) => Update::Applied(kind, to_value(object)),
+                Some(Ok(Event::Delete(object))) => Update::Deleted(kind, to_value(object)),
+                Some(Err(error)) => break words(&error),
+                None => break format!("{NOT_ANSWERING} (the watch ended)"),
+            };
+            if sender.send(update).await.is_err() {
+                return;
             }
-            Ok(Event::InitApply(object)) => {
-                listing.push(to_value(object));
-                continue;
-            }
-            Ok(Event::InitDone) => Update::Listed(kind, std::mem::take(&mut listing)),
-            Ok(Event::Apply(object)) => Update::Applied(kind, to_value(object)),
-            Ok(Event::Delete(object)) => Update::Deleted(kind, to_value(object)),
-            Err(error) => Update::Failed(kind, words(&error)),
         };
-        if sender.send(update).await.is_err() {
+        if sender.send(Update::Failed(kind, failure)).await.is_err() {
             return;
         }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(RETRY_LAST);
     }
 }
+
+/// The first wait before a failed watch starts over.
+const RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(500);
+/// The longest wait.
+const RETRY_LAST: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Cluster API's clusters, followed through their CRD (Cluster API may come, go or change
 /// version while the TUI runs): every change lists them all.
@@ -139,6 +160,6 @@ fn words(error: &watcher::Error) -> String {
         }
         Some(e) if e.code == 403 => format!("hidden: you may not list it ({})", e.message),
         Some(e) => format!("{} (HTTP {})", e.message, e.code),
-        None => format!("the API server is not answering ({error}); retrying"),
+        None => format!("{NOT_ANSWERING} ({error})"),
     }
 }

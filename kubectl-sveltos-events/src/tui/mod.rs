@@ -29,6 +29,10 @@ use state::{Effect, State};
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
+    /// Write the log (watch retries, warnings; `RUST_LOG` sets the level) to this file: the
+    /// screen never shows it.
+    #[arg(long)]
+    pub log_file: Option<std::path::PathBuf>,
 }
 
 /// Runs the TUI until the user quits (or SIGTERM); the terminal is restored on every way out,

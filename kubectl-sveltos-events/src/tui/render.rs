@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TableRow, Table, Wrap};
 
-use super::feed::KINDS;
+use super::feed::{KINDS, NOT_ANSWERING};
 use super::state::{Mode, State};
 use super::view::{Health, View};
 
@@ -74,17 +74,27 @@ fn health_style(state: &State, health: Health) -> Style {
     }
 }
 
-/// One line per distinct watch failure (a cluster without the CRDs fails every kind alike).
+/// One line per distinct watch failure (a cluster without the CRDs fails every kind alike,
+/// an API server gone fails every watch, each with its own transport error).
 fn banner(state: &State) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
+    let mut unanswered = false;
     for (kind, why) in &state.failures {
-        if why.contains("not installed") || why.contains("not answering") {
+        if why.starts_with(NOT_ANSWERING) {
+            unanswered = true;
+        } else if why.contains("not installed") {
             if !lines.contains(why) {
                 lines.push(why.clone());
             }
         } else {
             lines.push(format!("{kind}: {why}"));
         }
+    }
+    if unanswered {
+        lines.insert(
+            0,
+            format!("{NOT_ANSWERING}: the watches retry; what is shown stays until they resume"),
+        );
     }
     lines
 }
@@ -290,6 +300,29 @@ mod tests {
         assert!(text.contains("default/p-sveltos-c1"), "{text}");
         assert!(text.contains("Provisioned"), "{text}");
         assert!(text.contains("is not installed in this cluster"), "{text}");
+    }
+
+    #[test]
+    fn an_api_server_gone_is_one_line_whatever_each_watch_says() {
+        let mut state = state();
+        for (kind, error) in [("EventReport", "connection refused"), ("Event", "reset")] {
+            let why = format!("{NOT_ANSWERING} ({error})");
+            state.on_update(Update::Failed(kind, why), "10:00:02");
+        }
+        state.on_update(
+            Update::Failed("EventSource", "hidden: you may not list it".into()),
+            "10:00:02",
+        );
+        let lines = banner(&state);
+        assert_eq!(
+            lines,
+            [
+                "the API server is not answering: the watches retry; what is shown stays until they resume",
+                "EventSource: hidden: you may not list it"
+            ]
+        );
+        // What was shown stays.
+        assert!(screen(&state, 100, 24).contains("summaries      1  1 ok"));
     }
 
     #[test]
