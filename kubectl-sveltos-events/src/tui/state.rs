@@ -121,6 +121,9 @@ pub struct State {
     /// When the watch last delivered a change of each EventReport, ClusterProfile and
     /// ClusterSummary (milliseconds since the epoch): the hops of an event's path.
     pub arrivals: HashMap<(&'static str, String), i64>,
+    /// The last activity line of each object: a change that would say the same again (a
+    /// status written twice) adds none.
+    said: HashMap<(&'static str, String), String>,
     /// The management cluster's address, for the header.
     pub server: String,
     /// Whether to colour (off with NO_COLOR).
@@ -152,6 +155,7 @@ impl State {
             failures: BTreeMap::new(),
             activity: VecDeque::new(),
             arrivals: HashMap::new(),
+            said: HashMap::new(),
             server: server.to_owned(),
             colour,
             quit: false,
@@ -225,6 +229,10 @@ impl State {
                 if provisioned && let Some(path) = self.path(&name, millis) {
                     text = path;
                 }
+                if self.said.get(&(kind, name.clone())) == Some(&text) {
+                    return;
+                }
+                self.said.insert((kind, name), text.clone());
                 (kind, text)
             }
             Update::Deleted(kind, object) => {
@@ -233,6 +241,7 @@ impl State {
                     map.remove(&name);
                 }
                 self.arrivals.remove(&(kind, name.clone()));
+                self.said.remove(&(kind, name.clone()));
                 (kind, format!("{kind} {name} deleted"))
             }
             Update::Failed(kind, why) => {
@@ -682,6 +691,15 @@ mod tests {
             "{:?}",
             state.activity[0]
         );
+        // A change that says the same again (its status written twice) adds no line.
+        let lines = state.activity.len();
+        let twice = summary("4", "Provisioned");
+        state.on_update_at(
+            Update::Applied("ClusterSummary", twice),
+            "10:00:03",
+            Some(3_000),
+        );
+        assert_eq!(state.activity.len(), lines);
     }
 
     #[test]
