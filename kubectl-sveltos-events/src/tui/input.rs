@@ -27,6 +27,8 @@ pub enum Command {
     Previous,
     /// The overview.
     Overview,
+    /// Back: drop the filter, else go to the overview.
+    Back,
     /// The selected object's YAML.
     Yaml,
     /// The selected object's details and links.
@@ -58,6 +60,11 @@ pub const KEYMAP: &[(&str, &str, Command)] = &[
     ("Tab", "next view", Command::Next),
     ("Shift-Tab", "previous view", Command::Previous),
     ("0", "overview", Command::Overview),
+    (
+        "Esc",
+        "back: drop the filter, else to the overview",
+        Command::Back,
+    ),
     ("y", "YAML of the selected object", Command::Yaml),
     (
         "Enter",
@@ -88,6 +95,7 @@ pub fn command_for(key: KeyEvent) -> Option<Command> {
         KeyCode::Tab => Command::Next,
         KeyCode::BackTab => Command::Previous,
         KeyCode::Char('0') => Command::Overview,
+        KeyCode::Esc => Command::Back,
         KeyCode::Char('y') => Command::Yaml,
         KeyCode::Enter => Command::Drill,
         KeyCode::Char('t') => Command::Trace,
@@ -125,7 +133,9 @@ mod tests {
             Command::Next,
             Command::Previous,
             Command::Overview,
+            Command::Back,
             Command::Yaml,
+            Command::Drill,
             Command::Trace,
             Command::Help,
         ];
@@ -147,6 +157,7 @@ mod tests {
                 "Tab" => KeyCode::Tab,
                 "Shift-Tab" => KeyCode::BackTab,
                 "Enter" => KeyCode::Enter,
+                "Esc" => KeyCode::Esc,
                 one => KeyCode::Char(one.chars().next().unwrap()),
             };
             assert_eq!(

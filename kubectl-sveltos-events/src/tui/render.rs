@@ -91,10 +91,7 @@ fn banner(state: &State) -> Vec<String> {
         }
     }
     if unanswered {
-        lines.insert(
-            0,
-            format!("{NOT_ANSWERING}: the watches retry; what is shown stays until they resume"),
-        );
+        lines.insert(0, format!("{NOT_ANSWERING}; retrying, what is shown stays"));
     }
     lines
 }
@@ -317,12 +314,48 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "the API server is not answering: the watches retry; what is shown stays until they resume",
+                "the API server is not answering; retrying, what is shown stays",
                 "EventSource: hidden: you may not list it"
             ]
         );
         // What was shown stays.
         assert!(screen(&state, 100, 24).contains("summaries      1  1 ok"));
+    }
+
+    /// Whole frames against `src/tui/snapshots/NAME.txt` (`SVELTOS_EVENTS_UPDATE_GOLDEN=1`
+    /// rewrites them): what a user sees, to the cell.
+    #[test]
+    fn frames_match_their_snapshots() {
+        let mut list = state();
+        list.view = View::Summaries;
+        let mut drilled = state();
+        drilled.view = View::Summaries;
+        drilled.run(crate::tui::input::Command::Drill);
+        let mut gone = state();
+        let why = format!("{NOT_ANSWERING} (connection refused)");
+        gone.on_update(Update::Failed("EventReport", why), "10:00:02");
+        for (name, state, width, height) in [
+            ("overview-80x24", state(), 80, 24),
+            ("summaries-100x12", list, 100, 12),
+            ("drill-80x24", drilled, 80, 24),
+            ("gone-80x24", gone, 80, 24),
+        ] {
+            let frame = screen(&state, width, height);
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("src/tui/snapshots")
+                .join(format!("{name}.txt"));
+            if std::env::var_os("SVELTOS_EVENTS_UPDATE_GOLDEN").is_some() {
+                std::fs::write(&path, &frame).unwrap();
+                continue;
+            }
+            let expected = std::fs::read_to_string(&path).unwrap_or_default();
+            assert_eq!(
+                frame,
+                expected,
+                "{name} differs from {} (SVELTOS_EVENTS_UPDATE_GOLDEN=1 rewrites it)",
+                path.display()
+            );
+        }
     }
 
     #[test]

@@ -394,6 +394,8 @@ impl State {
             Command::Next => self.show(self.view.next()),
             Command::Previous => self.show(self.view.previous()),
             Command::Overview => self.show(View::Overview),
+            Command::Back if self.filter.is_some() => self.filter = None,
+            Command::Back => self.show(View::Overview),
             Command::Yaml => {
                 if let Some(object) = rows.get(self.selected).and_then(|r| self.object_of(r)) {
                     let text = serde_saphyr::to_string(object)
@@ -518,6 +520,13 @@ mod tests {
                 .unwrap_or_default()
                 .starts_with("not a filter")
         );
+        // Esc backs out: first the filter, then the view.
+        press(&mut state, "\x1b");
+        assert!(state.filter.is_none());
+        assert_eq!(state.view, View::Reports);
+        press(&mut state, "\x1b");
+        assert_eq!(state.view, View::Overview);
+        press(&mut state, ":reports\n");
         press(&mut state, ":nowhere\n");
         assert!(
             state

@@ -152,6 +152,7 @@ impl View {
                 "NAMESPACE/NAME",
                 "READY",
                 "CONNECTION",
+                "PAUSED",
                 "VERSION",
                 "MESSAGE",
             ],
@@ -164,7 +165,9 @@ impl View {
                 "MATCHING",
                 "AGE",
             ],
-            View::Profiles => &["NAME", "TRIGGER", "CLUSTER", "RESOURCE", "DEPLOYED", "AGE"],
+            View::Profiles => &[
+                "NAME", "TRIGGER", "SOURCE", "RESOURCE", "DEPLOYED", "TO", "AGE",
+            ],
             View::Summaries => &["NAMESPACE/NAME", "PROFILE", "CLUSTER", "STATUS", "MESSAGE"],
             View::CapiClusters => &["NAMESPACE/NAME", "PHASE", "CONTROL-PLANE", "PAUSED", "AGE"],
             View::DryRun => &["NAMESPACE/NAME", "PROFILE", "CLUSTER", "WOULD", "AGE"],
@@ -191,9 +194,12 @@ impl View {
             View::Clusters => {
                 let status = &o["status"];
                 let ready = status["ready"] == true;
-                let health = if status["failureMessage"].is_string() {
+                let paused = o["spec"]["paused"] == true;
+                let health = if status["failureMessage"].is_string()
+                    || status["connectionStatus"] == "Down"
+                {
                     Health::Bad
-                } else if ready {
+                } else if ready && !paused {
                     Health::Good
                 } else {
                     Health::Pending
@@ -202,6 +208,7 @@ impl View {
                     key(o),
                     ready.to_string(),
                     text(&status["connectionStatus"]),
+                    paused.to_string(),
                     text(&status["version"]),
                     text(&status["failureMessage"]),
                 ];
@@ -259,17 +266,25 @@ impl View {
                     ("", r) => r.to_owned(),
                     (ns, r) => format!("{ns}/{r}"),
                 };
-                let summaries: &[Health] = links
+                let summaries: &[(Health, String)] = links
                     .summaries_of
                     .get(name.as_str())
                     .map_or(&[], Vec::as_slice);
-                let good = summaries.iter().filter(|h| **h == Health::Good).count();
-                let health = if summaries.contains(&Health::Bad) {
+                let good = summaries.iter().filter(|(h, _)| *h == Health::Good).count();
+                let health = if summaries.iter().any(|(h, _)| *h == Health::Bad) {
                     Health::Bad
                 } else if good == summaries.len() {
                     Health::Good
                 } else {
                     Health::Pending
+                };
+                let mut destinations: Vec<&str> =
+                    summaries.iter().map(|(_, c)| c.as_str()).collect();
+                destinations.sort_unstable();
+                let to = match destinations.as_slice() {
+                    [] => String::new(),
+                    [one] => (*one).to_owned(),
+                    [first, rest @ ..] => format!("{first} +{}", rest.len()),
                 };
                 let trigger = if trigger.is_empty() {
                     "(by hand)".to_owned()
@@ -282,6 +297,7 @@ impl View {
                     cluster,
                     resource,
                     format!("{good}/{}", summaries.len()),
+                    to,
                     age,
                 ];
                 (cells, health)
@@ -353,8 +369,8 @@ impl View {
 struct Links<'a> {
     /// Trigger name -> generated profiles.
     profiles_of: HashMap<&'a str, usize>,
-    /// Profile name -> its summaries' health.
-    summaries_of: HashMap<&'a str, Vec<Health>>,
+    /// Profile name -> its summaries' health and cluster.
+    summaries_of: HashMap<&'a str, Vec<(Health, String)>>,
 }
 
 impl<'a> Links<'a> {
@@ -374,7 +390,7 @@ impl<'a> Links<'a> {
                         .summaries_of
                         .entry(profile)
                         .or_default()
-                        .push(summary_health(summary));
+                        .push((summary_health(summary), spec_cluster(summary)));
                 }
             }
             _ => {}
