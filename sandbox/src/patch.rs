@@ -63,23 +63,6 @@ pub fn json(target: &mut Value, patch: &Value) -> Result<()> {
     Ok(())
 }
 
-/// Deep merge for apply: maps merge recursively, anything else replaces.
-fn deep_merge(target: &mut Value, src: &Value) {
-    match (target, src) {
-        (Value::Object(t), Value::Object(s)) => {
-            for (k, v) in s {
-                match t.get_mut(k) {
-                    Some(tv) if tv.is_object() && v.is_object() => deep_merge(tv, v),
-                    _ => {
-                        t.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (t, s) => *t = s.clone(),
-    }
-}
-
 /// One managedFields entry, decoded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManagedEntry {
@@ -155,16 +138,18 @@ pub struct Writer<'a> {
     pub api_version: String,
     /// Subresource written ("" or "status").
     pub subresource: &'a str,
+    /// How the kind's lists merge and are owned.
+    pub lists: fields::Lists<'a>,
 }
 
 /// Record a non-apply write: the writer takes the leaves that changed (from everyone).
 pub fn record_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>) {
     let mut entries = old.map(managed_entries).unwrap_or_default();
-    let new_leaves = fields::leaves(new);
+    let new_leaves = fields::leaves(new, w.lists);
     let changed: FieldSet = match old {
         None => new_leaves.clone(),
         Some(o) => {
-            let old_leaves = fields::leaves(o);
+            let old_leaves = fields::leaves(o, w.lists);
             new_leaves
                 .iter()
                 .filter(|p| fields::get(o, p) != fields::get(new, p))
@@ -215,10 +200,6 @@ fn conflict_with(entry: &ManagedEntry) -> String {
     }
 }
 
-fn dotted(path: &[String]) -> String {
-    path.iter().map(|k| format!(".{k}")).collect()
-}
-
 /// Server-side apply of `applied` by `w.manager` onto `live` (None when creating).
 ///
 /// Fields the manager applied before and omits now are removed unless another manager owns
@@ -229,7 +210,7 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
     }
     let mut entries = live.map(managed_entries).unwrap_or_default();
     let mut result = live.cloned().unwrap_or_else(|| Value::Object(Map::new()));
-    let mut new_set = fields::leaves(applied);
+    let mut new_set = fields::leaves(applied, w.lists);
     if w.subresource == "status" {
         new_set.retain(|p| p.first().is_some_and(|k| k == "status"));
     }
@@ -238,8 +219,10 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
     };
     // Conflicts with other managers over leaves whose value would change.
     let mut conflicts = Vec::new();
+    // A list-map item (`k:`) is structure: its fields conflict, not the item.
+    let valued = |p: &&Vec<String>| !p.last().is_some_and(|k| k.starts_with("k:"));
     for e in entries.iter().filter(|e| !mine(e)) {
-        for p in &new_set {
+        for p in new_set.iter().filter(valued) {
             let empty_map = fields::get(applied, p)
                 .and_then(Value::as_object)
                 .is_some_and(Map::is_empty);
@@ -247,7 +230,7 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
                 && fields::overlaps(&e.fields, p)
                 && live.and_then(|l| fields::get(l, p)) != fields::get(applied, p)
             {
-                conflicts.push((conflict_with(e), dotted(p)));
+                conflicts.push((conflict_with(e), fields::dotted(p)));
             }
         }
     }
@@ -277,6 +260,7 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
     for e in entries.iter_mut().filter(|e| !mine(e)) {
         e.fields.retain(|p| {
             !(new_set.contains(p)
+                && valued(&p)
                 && live.and_then(|l| fields::get(l, p)) != fields::get(applied, p))
         });
     }
@@ -302,7 +286,7 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
     if let Some(md) = body.get_mut("metadata").and_then(Value::as_object_mut) {
         md.remove("managedFields");
     }
-    deep_merge(&mut result, &body);
+    fields::merge_applied(&mut result, &body, w.lists);
     entries.retain(|e| !mine(e));
     entries.push(ManagedEntry {
         manager: w.manager.to_owned(),
@@ -325,6 +309,7 @@ mod tests {
             manager: m,
             api_version: "v1".into(),
             subresource: "",
+            lists: fields::Lists::Builtin,
         }
     }
 
@@ -359,6 +344,37 @@ mod tests {
         // a no longer owns size; dropping it from a's config keeps c's value.
         let o = apply(Some(&o), &json!({"spec": {}}), &w("a"), false).unwrap();
         assert_eq!(o["spec"]["size"], 2);
+    }
+
+    #[test]
+    fn list_map_items_are_owned_apart_and_withdrawn_by_their_owner() {
+        let config = |containers: Value| json!({"spec": {"replicas": 1, "containers": containers}});
+        let web = json!([{"name": "web", "image": "nginx"}]);
+        let o = apply(None, &config(web.clone()), &w("a"), false).unwrap();
+        let sidecar = json!([{"name": "sidecar", "image": "busybox"}]);
+        let o = apply(Some(&o), &config(sidecar), &w("b"), false).unwrap();
+        assert_eq!(o["spec"]["containers"].as_array().unwrap().len(), 2);
+        // The same item with another value is a conflict on that field only.
+        let other = json!([{"name": "web", "image": "alpine"}]);
+        let err = apply(Some(&o), &config(other), &w("b"), false).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(r#"conflict with "a": .spec.containers[name="web"].image"#),
+            "{err}"
+        );
+        // b stops applying its item: it goes; a's stays.
+        let o = apply(Some(&o), &json!({"spec": {"replicas": 1}}), &w("b"), false).unwrap();
+        assert_eq!(o["spec"]["containers"], web);
+        // An updater that changes a field of a's item takes that field, not the list.
+        let mut n = o.clone();
+        n["spec"]["containers"][0]["image"] = json!("nginx:2");
+        record_update(Some(&o), &mut n, &w("kubectl-set"));
+        let entries = managed_entries(&n);
+        let updater = entries.iter().find(|e| e.manager == "kubectl-set").unwrap();
+        let image: Vec<String> = ["spec", "containers", r#"k:{"name":"web"}"#, "image"]
+            .map(str::to_owned)
+            .to_vec();
+        assert!(updater.fields.contains(&image), "{:?}", updater.fields);
     }
 
     #[test]

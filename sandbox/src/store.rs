@@ -942,6 +942,11 @@ fn writer<'a>(info: &'a ResourceInfo, opts: &'a WriteOptions) -> Writer<'a> {
         manager: &opts.manager,
         api_version: info.api_version(),
         subresource: &opts.subresource,
+        lists: if info.custom {
+            crate::fields::Lists::Schema(info.schema.as_ref())
+        } else {
+            crate::fields::Lists::Builtin
+        },
     }
 }
 

@@ -25,9 +25,9 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
     (
         ".*",
         "/managedFields",
-        "managedFields: Update entries record leaf fields only (no `.` for maps a write \
-         created, lists atomic, no `k:`/`v:` members), defaulted and allocated fields are \
-         owned by the writer, and entries carry `subresource` as from 1.22",
+        "managedFields: entries record leaf fields and list items only (no `.` for maps a \
+         write created; built-in lists outside the merged table are atomic), defaulted and \
+         allocated fields are owned by the writer, and entries carry `subresource` as from 1.22",
     ),
     (
         ".*",

@@ -377,6 +377,64 @@ async fn kubectl_commands_work() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A Deployment's web container, as a user's file has it.
+const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: 'nginx:1', ports: [{containerPort: 80}]}]\n";
+/// The same Deployment as a mesh injector applies it: only its sidecar.
+const SIDECAR: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: sidecar, image: busybox}]\n";
+
+/// The mesh's configuration once it no longer injects anything.
+const MESH_GONE: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n";
+
+/// Server-side apply merges lists by key as kube-apiserver does: `kubectl create` then
+/// `kubectl apply --server-side` of the same file succeeds (the creator and the applier share
+/// the container's fields), a second manager's container is added beside the first, a change
+/// of the first's image by that manager conflicts on that field alone, and a manager that
+/// stops applying its container removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_server_side_apply_merges_lists_by_key() {
+    let (dir, sb) = start("sbx-kubectl-ssa").await;
+    let names = [
+        "get",
+        "deploy",
+        "web",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[*].name}",
+    ];
+    let mesh = ["apply", "--server-side", "--field-manager=mesh", "-f", "-"];
+    let second = [
+        "get",
+        "deploy",
+        "web",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[1].name}",
+    ];
+    let bumped = SIDECAR.replace("sidecar, image: busybox", "web, image: 'nginx:2'");
+    let steps: Vec<Step> = vec![
+        (vec!["create", "-f", "-"], Some(WEB), true, "created"),
+        (
+            vec!["apply", "--server-side", "-f", "-"],
+            Some(WEB),
+            true,
+            "serverside-applied",
+        ),
+        (mesh.to_vec(), Some(SIDECAR), true, "serverside-applied"),
+        (names.to_vec(), None, true, "web sidecar"),
+        (
+            mesh.to_vec(),
+            Some(&bumped),
+            false,
+            ".spec.template.spec.containers[name=\"web\"].image",
+        ),
+        // The mesh stops applying its container: it goes, the web container stays.
+        (mesh.to_vec(), Some(MESH_GONE), true, "serverside-applied"),
+        (names.to_vec(), None, true, "web"),
+        (second.to_vec(), None, false, "out of bounds"),
+    ];
+    run_steps(&dir, steps).await;
+    sb.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A ConfigMap the limited account may not create.
 const CONFIGMAP_DENIED: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: denied\ndata:\n  a: b\n";

@@ -276,7 +276,44 @@ def ssa():
                                      "apiVersion: %s\nkind: %s\nmetadata:\n  name: a\n" % (k.api_version, k.kind),
                                      contentType=apply)],
         })
+    out.update(ssa_lists())
     return out
+
+
+def ssa_lists():
+    """Server-side apply of a list merged by key (a Service's ports, keyed by port and
+    protocol): items owned apart, conflicts per item field, an item withdrawn by its owner."""
+    apply = "application/apply-patch+yaml"
+    k, p = SERVICE, SERVICE.path
+
+    def ap(manager, ports, extra=""):
+        body = k.obj("a", {"ports": ports, "selector": {"app": "a"}})
+        return step("PATCH", p("a") + "?fieldManager=" + manager + extra, body, contentType=apply)
+
+    # Each port names its protocol: 1.20 refuses an applied item without every key field
+    # (later servers default protocol to TCP first, as the sandbox does).
+    http = {"port": 80, "name": "http", "protocol": "TCP"}
+    https = {"port": 443, "name": "https", "protocol": "TCP"}
+    alt = {"port": 8080, "name": "alt", "protocol": "TCP"}
+    return {
+        "svc-apply-ports-merge": [
+            step("POST", k.base, k.obj("a", {"ports": [http], "selector": {"app": "a"}})),
+            ap("a", [http, https]),
+            ap("b", [alt]),
+            ap("a", [http]),
+            step("GET", p("a")),
+        ],
+        "svc-apply-ports-conflict": [
+            step("POST", k.base, k.obj("a", {"ports": [http], "selector": {"app": "a"}})),
+            ap("b", [{**http, "targetPort": 8080}]),
+            ap("b", [{**http, "targetPort": 8080}], "&force=true"),
+            step("GET", p("a")),
+        ],
+        "svc-apply-ports-after-create": [
+            step("POST", k.base, k.obj("a", {"ports": [http, https], "selector": {"app": "a"}})),
+            ap("a", [http, https]),
+        ],
+    }
 
 
 def status():
