@@ -23,6 +23,11 @@ pub struct LabelSelector(Vec<Req>);
 pub struct FieldSelector(Vec<(String, String, bool)>);
 
 impl FieldSelector {
+    /// The field paths it names.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(path, _, _)| path.as_str())
+    }
+
     /// The same requirements with each field path renamed by `rename`.
     pub fn renamed(self, rename: impl Fn(&str) -> String) -> Self {
         FieldSelector(

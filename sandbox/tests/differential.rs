@@ -71,11 +71,6 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
         "an unknown group or version is a Status 404; 1.20 serves Go's plain-text 404",
     ),
     (
-        "^sel-field-unsupported$",
-        "",
-        "field selectors accept any field path, not only the kind's indexed fields",
-    ),
-    (
         "^(cm|widget)-finalizer-no-new$",
         "^/details/causes",
         "the new-finalizer refusal lists its cause once; 1.20 lists it twice",

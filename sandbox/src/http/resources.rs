@@ -242,6 +242,7 @@ fn ns_of<'a>(t: &Target<'a>) -> &'a str {
 /// The request's field selector, its paths in the stored form of `info`'s objects.
 pub(super) fn field_selector(req: &Req, info: &ResourceInfo) -> Result<FieldSelector> {
     let selector = FieldSelector::parse(req.q("fieldSelector").unwrap_or(""))?;
+    crate::field_labels::check(info, selector.paths())?;
     Ok(if crate::events::is_events_api(info) {
         selector.renamed(crate::events::core_field)
     } else {

@@ -487,6 +487,19 @@ def selectors():
         "sel-widget-field-name": [step("POST", WIDGET.base, WIDGET.obj("a")),
                                   step("POST", WIDGET.base, WIDGET.obj("b")),
                                   step("GET", WIDGET.base + "?fieldSelector=metadata.name%3Da")],
+        # Fields a kind does not index are refused, in one of two sentences by kind.
+        "sel-widget-field-unsupported": [step("GET", WIDGET.base + "?fieldSelector=spec.size%3D1")],
+        "sel-secret-field-unsupported": [step("GET", secret.base + "?fieldSelector=data.k%3Dv")],
+        "sel-event-fields": [step("GET", "/api/v1/namespaces/$NS/events"
+                                          "?fieldSelector=involvedObject.kind%3DPod%2CreportingComponent%3Dx"),
+                             step("GET", "/apis/events.k8s.io/v1/namespaces/$NS/events"
+                                          "?fieldSelector=regarding.kind%3DPod%2CreportingController%3Dx"),
+                             step("GET", "/apis/events.k8s.io/v1/namespaces/$NS/events"
+                                          "?fieldSelector=reportingComponent%3Dx"),
+                             step("GET", "/api/v1/namespaces/$NS/events?fieldSelector=note%3Dx")],
+        "sel-service-field-unsupported": [step("GET", SERVICE.base + "?fieldSelector=spec.clusterIP%3Dx")],
+        "sel-watch-field-unsupported": [step("GET", cm.base + "?watch=1&timeoutSeconds=1"
+                                                  "&fieldSelector=data.k%3Dv")],
     }
     return out
 
