@@ -13,6 +13,13 @@ pub fn apply(info: &ResourceInfo, obj: &mut Value) {
         ("", "secrets") => secret(obj),
         ("apps", "deployments") => deployment(obj),
         ("rbac.authorization.k8s.io", "roles" | "clusterroles") => role(obj),
+        // The quota controller fills it; the registry starts it empty.
+        ("", "resourcequotas") => {
+            if let Some(root) = obj.as_object_mut() {
+                root.entry("status")
+                    .or_insert_with(|| Value::Object(Map::new()));
+            }
+        }
         _ => {}
     }
 }

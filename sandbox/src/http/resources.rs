@@ -604,8 +604,14 @@ fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     let opts = delete_options(req)?;
     match store.delete(&t.info, ns_of(t), name, &opts)? {
         Deleted::Pending(obj) => Ok(response::json(200, &store.to_version(&t.info, &obj)?)),
-        // The ServiceAccount registry answers a delete with the deleted object.
-        Deleted::Gone(obj) if t.info.group.is_empty() && t.info.plural == "serviceaccounts" => {
+        // These registries answer a delete with the deleted object (`ReturnDeletedObject`).
+        Deleted::Gone(obj)
+            if t.info.group.is_empty()
+                && matches!(
+                    t.info.plural.as_str(),
+                    "serviceaccounts" | "pods" | "persistentvolumeclaims" | "resourcequotas"
+                ) =>
+        {
             Ok(response::json(200, &store.to_version(&t.info, &obj)?))
         }
         Deleted::Gone(obj) => Ok(response::json(

@@ -132,6 +132,16 @@ def crud(k):
     return out
 
 
+def deletes():
+    """DELETE answers the deleted object for some kinds and a Status for the others."""
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+             "spec": {"hard": {"pods": "1"}}}
+    base = "/api/v1/namespaces/$NS/resourcequotas"
+    return {
+        "quota-delete-returns-object": [step("POST", base, quota), step("DELETE", base + "/q")],
+    }
+
+
 def patches():
     cm, w, svc = CONFIGMAP, WIDGET, SERVICE
     merge = "application/merge-patch+json"
@@ -576,7 +586,8 @@ def errors():
 def families():
     """Scenario families in a fixed order: {family: [{"name", "steps"}]}."""
     groups = {
-        "crud": {**crud(CONFIGMAP), **crud(SECRET), **crud(WIDGET), **crud(SERVICE)},
+        "crud": {**crud(CONFIGMAP), **crud(SECRET), **crud(WIDGET), **crud(SERVICE),
+                 **deletes()},
         "patch": patches(),
         "apply": ssa(),
         "status": status(),
