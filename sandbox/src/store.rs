@@ -56,6 +56,9 @@ pub struct Event {
     pub namespace: String,
     /// The object after the change (before, with a new RV, for deletions).
     pub object: Arc<Value>,
+    /// For a change (`Modified`), the object before it: a watch filtered by a selector
+    /// tells from it whether the object entered or left the selection.
+    pub previous: Option<Arc<Value>>,
     line: OnceLock<Arc<str>>,
 }
 
@@ -69,6 +72,7 @@ impl Event {
             gr,
             namespace,
             object,
+            previous: None,
             line: OnceLock::new(),
         }
     }
@@ -870,6 +874,7 @@ impl Store {
                                 gr: gr.clone(),
                                 namespace: ons.clone(),
                                 object: o.clone(),
+                                previous: None,
                                 line: OnceLock::new(),
                             })
                         })
@@ -1159,11 +1164,13 @@ fn commit(
     let rv = st.rv;
     meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
     let arc = Arc::new(obj);
-    st.objects
+    let previous = st
+        .objects
         .entry(gr.clone())
         .or_default()
         .insert(key.clone(), arc.clone());
-    emit(st, tx, gr, key.0, arc.clone(), kind, rv);
+    let previous = previous.filter(|_| kind == EventType::Modified);
+    emit(st, tx, gr, key.0, (arc.clone(), previous), kind, rv);
     (rv, (*arc).clone())
 }
 
@@ -1172,7 +1179,7 @@ fn emit(
     tx: &broadcast::Sender<Arc<Event>>,
     gr: &GroupResource,
     namespace: String,
-    object: Arc<Value>,
+    (object, previous): (Arc<Value>, Option<Arc<Value>>),
     kind: EventType,
     rv: u64,
 ) {
@@ -1182,6 +1189,7 @@ fn emit(
         gr: gr.clone(),
         namespace,
         object,
+        previous,
         line: OnceLock::new(),
     });
     if gr.group == crate::auth::RBAC_GROUP {
@@ -1221,7 +1229,7 @@ fn remove_object(
         tx,
         &gr,
         key.0.clone(),
-        arc.clone(),
+        (arc.clone(), None),
         EventType::Deleted,
         rv,
     );
@@ -1236,7 +1244,15 @@ fn remove_object(
                 let mut o = (*o).clone();
                 meta::metadata_mut(&mut o)
                     .insert("resourceVersion".into(), Value::String(rv.to_string()));
-                emit(st, tx, &crd_gr, ns, Arc::new(o), EventType::Deleted, rv);
+                emit(
+                    st,
+                    tx,
+                    &crd_gr,
+                    ns,
+                    (Arc::new(o), None),
+                    EventType::Deleted,
+                    rv,
+                );
             }
         }
     }

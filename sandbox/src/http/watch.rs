@@ -6,7 +6,7 @@ use super::{Req, response};
 use crate::error::{Error, Result};
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::store::{Event, Store, WatchFrom};
+use crate::store::{Event, EventType, Store, WatchFrom};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -101,11 +101,43 @@ impl Stream {
         }
     }
 
-    fn matches(&self, ev: &Event) -> bool {
-        ev.gr == self.info.group_resource()
-            && self.ns.as_deref().is_none_or(|n| n == ev.namespace)
-            && self.p.labels.matches(&ev.object)
-            && self.p.fields.matches(&ev.object)
+    fn selects(&self, object: &Value) -> bool {
+        self.p.labels.matches(object) && self.p.fields.matches(object)
+    }
+
+    /// The frame `ev` is for this watch, if any. With a selector, a change that brings an
+    /// object into the selection is ADDED and one that takes it out is DELETED (carrying the
+    /// object as it was, at the change's resourceVersion), as kube-apiserver's watch cache
+    /// tells them.
+    fn translate(&self, ev: &Event) -> Option<Bytes> {
+        if ev.gr != self.info.group_resource()
+            || self.ns.as_deref().is_some_and(|n| n != ev.namespace)
+        {
+            return None;
+        }
+        let now = self.selects(&ev.object);
+        let was = ev
+            .previous
+            .as_deref()
+            .map(|previous| self.selects(previous));
+        match (was, now) {
+            (Some(false), true) => Some(self.frame_as(EventType::Added, &ev.object)),
+            (Some(true), false) => {
+                let mut gone = ev.previous.as_deref()?.clone();
+                crate::meta::metadata_mut(&mut gone)
+                    .insert("resourceVersion".into(), Value::String(ev.rv.to_string()));
+                Some(self.frame_as(EventType::Deleted, &gone))
+            }
+            (_, true) => Some(self.frame(ev)),
+            (_, false) => None,
+        }
+    }
+
+    fn frame_as(&self, kind: EventType, object: &Value) -> Bytes {
+        match self.store.to_version(&self.info, object) {
+            Ok(obj) => line(&json!({"type": kind.as_str(), "object": obj})),
+            Err(e) => line(&json!({"type": "ERROR", "object": response::status_body(&e, None)})),
+        }
     }
 
     fn frame(&self, ev: &Event) -> Bytes {
@@ -113,10 +145,7 @@ impl Stream {
         if ev.object.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
             return Bytes::from(ev.line().as_bytes().to_vec());
         }
-        match self.store.to_version(&self.info, &ev.object) {
-            Ok(obj) => line(&json!({"type": ev.kind.as_str(), "object": obj})),
-            Err(e) => line(&json!({"type": "ERROR", "object": response::status_body(&e, None)})),
-        }
+        self.frame_as(ev.kind, &ev.object)
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -134,8 +163,8 @@ impl Stream {
                 return None;
             }
             if let Some(ev) = self.replay.pop_front() {
-                if self.matches(&ev) {
-                    return Some(self.frame(&ev));
+                if let Some(frame) = self.translate(&ev) {
+                    return Some(frame);
                 }
                 continue;
             }
@@ -167,8 +196,8 @@ impl Stream {
                             continue;
                         }
                         self.last_rv = ev.rv;
-                        if self.matches(&ev) {
-                            return Some(self.frame(&ev));
+                        if let Some(frame) = self.translate(&ev) {
+                            return Some(frame);
                         }
                     }
                     Err(RecvError::Lagged(_)) => {

@@ -560,6 +560,15 @@ def watches():
             step("PATCH", w.path("a") + "/status", {"status": {"phase": "x"}}, contentType=merge),
             watch(w.base, "&resourceVersion={{rv:0}}")],
     })
+    # A label-filtered watch sees an object enter the selection as ADDED and leave it as
+    # DELETED (the object as it was, at the change's resourceVersion).
+    for k in (cm, w):
+        out[k.short + "-watch-label-transitions"] = [
+            step("POST", k.base, k.obj("a", labels={"app": "x"})),
+            step("PATCH", k.path("a"), {"metadata": {"labels": {"app": "b"}}}, contentType=merge),
+            step("PATCH", k.path("a"), {"metadata": {"labels": {"seen": "yes"}}}, contentType=merge),
+            step("PATCH", k.path("a"), {"metadata": {"labels": {"app": "c"}}}, contentType=merge),
+            watch(k.base, "&resourceVersion={{rv:0}}&labelSelector=app%3Db")]
     return out
 
 
