@@ -564,3 +564,53 @@ async fn token_secrets_are_filled_and_follow_their_service_account() {
     eventually(|| async { secrets.get_opt("robot-token").await.unwrap().is_none() }).await;
     sb.shutdown().await;
 }
+
+/// kube-rs' metadata watcher (a watcher of `PartialObjectMeta`: metadata-only lists and
+/// watches, as client-go's metadata informers use) and a label-filtered watcher: objects arrive as PartialObjectMetadata, and
+/// one that stops matching the selector is deleted from the watcher's view.
+#[tokio::test]
+async fn metadata_watcher_and_selector_transitions() {
+    use kube::runtime::watcher::{self, Event};
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &cm("m1")).await.unwrap();
+    let config = watcher::Config::default().labels("app=demo");
+    let metadata: Api<kube::core::PartialObjectMeta<ConfigMap>> =
+        Api::namespaced(client.clone(), "default");
+    let mut events = watcher::watcher(metadata, config).boxed();
+    let mut listed = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), events.next()).await {
+            Ok(Some(Ok(Event::InitApply(object)))) => listed.push(object),
+            Ok(Some(Ok(Event::InitDone))) => break,
+            Ok(Some(Ok(_))) => {}
+            other => panic!("metadata watcher: {other:?}"),
+        }
+    }
+    let names: Vec<_> = listed
+        .iter()
+        .filter_map(|o| o.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["m1"]);
+    assert_eq!(
+        listed[0].types.as_ref().unwrap().kind,
+        "PartialObjectMetadata"
+    );
+    // m1 leaves the selection: the watcher hears a delete, not a change.
+    let relabel = json!({"metadata": {"labels": {"app": "other"}}});
+    api.patch("m1", &PatchParams::default(), &Patch::Merge(&relabel))
+        .await
+        .unwrap();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), events.next()).await {
+            Ok(Some(Ok(Event::Delete(object)))) => {
+                assert_eq!(object.metadata.name.as_deref(), Some("m1"));
+                break;
+            }
+            Ok(Some(Ok(Event::Apply(object)))) => panic!("a change, not a delete: {object:?}"),
+            Ok(Some(Ok(_))) => {}
+            other => panic!("metadata watcher: {other:?}"),
+        }
+    }
+    sb.shutdown().await;
+}

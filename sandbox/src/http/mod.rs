@@ -3,6 +3,7 @@
 pub mod authz;
 pub mod discovery;
 pub mod openapi;
+pub mod partial;
 pub mod protobuf;
 pub mod resources;
 pub mod response;

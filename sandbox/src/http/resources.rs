@@ -1,6 +1,6 @@
 //! Resource endpoints: list, get, create, update, patch, delete (+ `/status`, `/scale`).
 
-use super::{Req, response, table, watch};
+use super::{Req, partial, response, table, watch};
 use crate::auth::Attributes;
 use crate::error::{Error, Result};
 use crate::meta::meta_str;
@@ -280,12 +280,24 @@ fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
     if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
-    } else if t.info.custom {
-        // Custom resource lists always carry it, empty on the last page.
-        meta["continue"] = json!("");
     }
     if let Some(r) = page.remaining {
         meta["remainingItemCount"] = json!(r);
+    }
+    if partial::wanted_list(req) {
+        let items = page
+            .items
+            .iter()
+            .map(|item| store.to_version(&t.info, item))
+            .collect::<Result<Vec<Value>>>()?;
+        return Ok(response::json(
+            200,
+            &partial::list(&meta, items.into_iter()),
+        ));
+    }
+    if page.continue_token.is_none() && t.info.custom {
+        // Custom resource lists always carry it, empty on the last page.
+        meta["continue"] = json!("");
     }
     let av = t.info.api_version();
     let mut out = Vec::with_capacity(256 + page.items.len() * 512);
@@ -338,6 +350,9 @@ fn get(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response>
             req.q("includeObject"),
         );
         return Ok(response::json(200, &body));
+    }
+    if t.sub.is_empty() && partial::wanted(req) {
+        return Ok(response::json(200, &partial::object(&obj)));
     }
     Ok(response::json(200, &obj))
 }

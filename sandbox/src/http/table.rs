@@ -11,17 +11,7 @@ use crate::registry::ResourceInfo;
 
 /// Whether the client asked for a `meta.k8s.io/v1` Table.
 pub fn wanted(req: &Req) -> bool {
-    req.headers
-        .get_all(axum::http::header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|accept| {
-            let params: Vec<&str> = accept.split(';').map(str::trim).collect();
-            params.contains(&"as=Table")
-                && params.contains(&"g=meta.k8s.io")
-                && params.contains(&"v=v1")
-        })
+    super::partial::wants_as(req, "Table")
 }
 
 /// One column: its definition and how a cell is computed.

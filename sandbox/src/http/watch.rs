@@ -28,6 +28,8 @@ struct Params {
     initial_events: bool,
     labels: LabelSelector,
     fields: FieldSelector,
+    /// Objects as `PartialObjectMetadata`.
+    metadata_only: bool,
 }
 
 fn params(req: &Req, info: &ResourceInfo) -> Result<Params> {
@@ -52,6 +54,7 @@ fn params(req: &Req, info: &ResourceInfo) -> Result<Params> {
         initial_events,
         labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
         fields: super::resources::field_selector(req, info)?,
+        metadata_only: super::partial::wanted(req),
     })
 }
 
@@ -135,6 +138,9 @@ impl Stream {
 
     fn frame_as(&self, kind: EventType, object: &Value) -> Bytes {
         match self.store.to_version(&self.info, object) {
+            Ok(obj) if self.p.metadata_only => {
+                line(&json!({"type": kind.as_str(), "object": super::partial::object(&obj)}))
+            }
             Ok(obj) => line(&json!({"type": kind.as_str(), "object": obj})),
             Err(e) => line(&json!({"type": "ERROR", "object": response::status_body(&e, None)})),
         }
@@ -142,7 +148,9 @@ impl Stream {
 
     fn frame(&self, ev: &Event) -> Bytes {
         let av = self.info.api_version();
-        if ev.object.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
+        if !self.p.metadata_only
+            && ev.object.get("apiVersion").and_then(Value::as_str) == Some(av.as_str())
+        {
             return Bytes::from(ev.line().as_bytes().to_vec());
         }
         self.frame_as(ev.kind, &ev.object)
@@ -285,6 +293,7 @@ mod tests {
             initial_events: false,
             labels: LabelSelector::default(),
             fields: FieldSelector::default(),
+            metadata_only: false,
         };
         Stream::new(store, info, None, p, started)
     }

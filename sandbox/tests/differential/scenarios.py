@@ -455,6 +455,11 @@ def namespaces():
     }
 
 
+# The Accept header of metadata-only requests: PARTIAL + ["List"] + META_V1.
+PARTIAL = "application/json;as=PartialObjectMetadata"
+META_V1 = ";g=meta.k8s.io;v=v1"
+
+
 def selectors():
     cm, secret = CONFIGMAP, SECRET
     seed = [step("POST", cm.base, cm.obj("a", labels={"app": "a", "env": "prod"})),
@@ -510,6 +515,15 @@ def selectors():
         "sel-service-field-unsupported": [step("GET", SERVICE.base + "?fieldSelector=spec.clusterIP%3Dx")],
         "sel-watch-field-unsupported": [step("GET", cm.base + "?watch=1&timeoutSeconds=1"
                                                   "&fieldSelector=data.k%3Dv")],
+        # Metadata-only answers, as metadata informers ask for them.
+        "sel-metadata-list": seed + [step("GET", cm.base + "?labelSelector=env%3Dprod",
+                                          accept=PARTIAL + "List" + META_V1)],
+        "sel-metadata-get": seed + [step("GET", cm.path("a"), accept=PARTIAL + META_V1)],
+        "sel-widget-metadata-list": [step("POST", WIDGET.base, WIDGET.obj("a")),
+                                     step("GET", WIDGET.base, accept=PARTIAL + "List" + META_V1)],
+        "sel-metadata-watch": seed + [step("GET", cm.base + "?watch=1&timeoutSeconds=1"
+                                                  "&resourceVersion={{rv:1}}",
+                                           watch=True, accept=PARTIAL + META_V1)],
     }
     return out
 
