@@ -12,6 +12,7 @@ pub fn apply(info: &ResourceInfo, obj: &mut Value) {
         ("", "services") => service(obj),
         ("", "secrets") => secret(obj),
         ("apps", "deployments") => deployment(obj),
+        ("", "pods") => pod(obj),
         ("rbac.authorization.k8s.io", "roles" | "clusterroles") => role(obj),
         // The quota controller fills it; the registry starts it empty.
         ("", "resourcequotas") => {
@@ -64,6 +65,56 @@ fn deployment(obj: &mut Value) {
     }
     if let Some(pod) = object_entry(spec, "template").and_then(|t| object_entry(t, "spec")) {
         pod_spec(pod);
+    }
+}
+
+/// A Pod: its spec's defaults, and a status that says `Pending` with its QoS class (no
+/// kubelet ever runs it).
+fn pod(obj: &mut Value) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    if let Some(spec) = object_entry(root, "spec") {
+        pod_spec(spec);
+    }
+    let qos = qos_class(root.get("spec").unwrap_or(&Value::Null));
+    if let Some(status) = object_entry(root, "status") {
+        status.entry("phase").or_insert_with(|| json!("Pending"));
+        status.entry("qosClass").or_insert_with(|| json!(qos));
+    }
+}
+
+/// The QoS class of a pod spec: `Guaranteed` when every container limits CPU and memory and
+/// requests what it limits, `BestEffort` when none requests or limits either, else
+/// `Burstable`.
+fn qos_class(spec: &Value) -> &'static str {
+    let containers: Vec<&Value> = ["initContainers", "containers"]
+        .iter()
+        .flat_map(|list| spec[*list].as_array().into_iter().flatten())
+        .collect();
+    let resources = ["cpu", "memory"];
+    let set = |c: &Value, kind: &str, r: &str| {
+        c["resources"][kind][r].is_string() || c["resources"][kind][r].is_number()
+    };
+    let any = containers.iter().any(|c| {
+        resources
+            .iter()
+            .any(|r| set(c, "requests", r) || set(c, "limits", r))
+    });
+    if !any {
+        return "BestEffort";
+    }
+    let guaranteed = containers.iter().all(|c| {
+        resources.iter().all(|r| {
+            let limit = &c["resources"]["limits"][*r];
+            let request = &c["resources"]["requests"][*r];
+            set(c, "limits", r) && (request.is_null() || request == limit)
+        })
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
     }
 }
 
@@ -428,6 +479,27 @@ mod tests {
         apply(&info, &mut recreate);
         assert_eq!(recreate["spec"]["replicas"], 0);
         assert_eq!(recreate["spec"]["strategy"], json!({"type": "Recreate"}));
+    }
+
+    #[test]
+    fn a_pod_gets_its_spec_defaults_and_stays_pending_with_its_qos_class() {
+        let reg = Registry::builtin();
+        let info = reg.get("", "v1", "pods").unwrap();
+        let mut pod = json!({"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}});
+        apply(&info, &mut pod);
+        assert_eq!(
+            pod["status"],
+            json!({"phase": "Pending", "qosClass": "BestEffort"})
+        );
+        assert_eq!(pod["spec"]["restartPolicy"], "Always");
+        let limited = |requests: Value| {
+            let mut pod = json!({"spec": {"containers": [{"name": "c", "image": "x",
+                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": requests}}]}});
+            apply(&info, &mut pod);
+            pod["status"]["qosClass"].clone()
+        };
+        assert_eq!(limited(json!({})), "Guaranteed");
+        assert_eq!(limited(json!({"cpu": "500m"})), "Burstable");
     }
 
     #[test]
