@@ -81,14 +81,17 @@ pub fn status(
 pub fn selected(sets: &Store<ClusterSet>, name: &str) -> Vec<ClusterRef> {
     sets.get(&ObjectRef::new(name))
         .and_then(|set| set.status.clone())
-        .map(|status| {
-            status
-                .selected_cluster_refs
-                .iter()
-                .filter_map(ClusterRef::from_reference)
-                .collect()
-        })
+        .map(|status| selected_refs(&status))
         .unwrap_or_default()
+}
+
+/// The clusters a set's status names as selected.
+pub fn selected_refs(status: &SetStatus) -> Vec<ClusterRef> {
+    status
+        .selected_cluster_refs
+        .iter()
+        .filter_map(ClusterRef::from_reference)
+        .collect()
 }
 
 /// Keeps the status of every ClusterSet and Set current, over every cluster of `fleet`

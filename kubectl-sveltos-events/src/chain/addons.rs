@@ -15,6 +15,22 @@ use crate::connect::ClusterArgs;
 /// One object a profile deployed, or a kind that could not be read.
 pub type Deployed = Result<(String, Value), (String, String)>;
 
+/// The kinds a ClusterSummary records as deployed (`Kind.version.group`).
+pub fn deployed_kinds(summary: &Value) -> Vec<String> {
+    summary["status"]["deployedGVKs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|f| {
+            f["deployedGroupVersionKind"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(|e| e.as_str().map(str::to_owned))
+        .collect()
+}
+
 /// The objects `profile` deployed in `cluster` as `summary` records them: `(kind, object)`,
 /// or `(Kind.version.group, why it cannot be read)`.
 pub async fn deployed(
@@ -23,20 +39,8 @@ pub async fn deployed(
     profile: &str,
     cluster: &str,
 ) -> Vec<Deployed> {
-    let entries: Vec<String> = summary["status"]["deployedGVKs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|f| {
-            f["deployedGroupVersionKind"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|e| e.as_str().map(str::to_owned))
-        .collect();
     let mut found = Vec::new();
-    for entry in entries {
+    for entry in deployed_kinds(summary) {
         let kind = entry.split('.').next().unwrap_or_default().to_owned();
         match fleet.deployed_by(cluster, &entry, profile).await {
             Ok(objects) => found.extend(objects.into_iter().map(|o| Ok((kind.clone(), o)))),

@@ -61,13 +61,7 @@ impl Offline {
             .map(|s| s.selected_cluster_refs.clone())
             .unwrap_or_default();
         sets::status(&set.spec.pool, None, &self.inputs.clusters, &before)
-            .map(|status| {
-                status
-                    .selected_cluster_refs
-                    .iter()
-                    .filter_map(ClusterRef::from_reference)
-                    .collect()
-            })
+            .map(|status| sets::selected_refs(&status))
             .unwrap_or_default()
     }
 }

@@ -183,18 +183,7 @@ fn summary(summary: &Value, out: &mut String) {
         }
         out.push('\n');
     }
-    let kinds: Vec<&str> = summary["status"]["deployedGVKs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|f| {
-            f["deployedGroupVersionKind"]
-                .as_array()
-                .into_iter()
-                .flatten()
-        })
-        .filter_map(Value::as_str)
-        .collect();
+    let kinds = crate::chain::addons::deployed_kinds(summary);
     let _ = writeln!(out, "\nKinds deployed: {}", list_or_none(&kinds));
 }
 
