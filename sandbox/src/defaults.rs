@@ -6,8 +6,15 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-/// Fills the defaults kube-apiserver sets on `obj` of resource `info`; other kinds pass unchanged.
+/// Fills the defaults kube-apiserver sets on `obj` of resource `info` (a custom resource: pruned
+/// and defaulted by its CRD's schema); other kinds pass unchanged.
 pub fn apply(info: &ResourceInfo, obj: &mut Value) {
+    if info.custom {
+        if let Some(schema) = &info.schema {
+            crate::structural::admit(schema, obj);
+        }
+        return;
+    }
     match (info.group.as_str(), info.plural.as_str()) {
         ("", "services") => service(obj),
         ("", "secrets") => secret(obj),

@@ -20,6 +20,7 @@ pub mod sandbox;
 pub mod selector;
 pub mod smp;
 pub mod store;
+pub mod structural;
 pub mod tokens;
 pub mod webhook;
 

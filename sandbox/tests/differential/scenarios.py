@@ -35,9 +35,37 @@ CRD = {
         }],
     },
 }
+# A custom resource whose schema is structural all the way: unknown fields are pruned,
+# absent (or null) ones defaulted, one subtree preserved as written.
+GADGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets." + GROUP},
+    "spec": {
+        "group": GROUP, "scope": "Namespaced",
+        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget",
+                  "listKind": "GadgetList"},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {
+                    "size": {"type": "integer", "default": 3},
+                    "colour": {"type": "string"},
+                    "parts": {"type": "array", "items": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "count": {"type": "integer", "default": 1}}}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                }},
+                "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+            }}},
+        }],
+    },
+}
 SETUP = [{"method": "POST", "path": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-          "body": CRD}]
-SETUP_WAIT = [{"method": "GET", "path": "/apis/" + GROUP + "/v1/widgets"}]
+          "body": CRD},
+         {"method": "POST", "path": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+          "body": GADGET_CRD}]
+SETUP_WAIT = [{"method": "GET", "path": "/apis/" + GROUP + "/v1/widgets"},
+              {"method": "GET", "path": "/apis/" + GROUP + "/v1/gadgets"}]
 
 
 def step(method, path, body=None, **extra):
@@ -606,6 +634,33 @@ def errors():
     }
 
 
+def schema():
+    """Custom resources stored as their CRD's structural schema says: pruned and defaulted."""
+    base = "/apis/" + GROUP + "/v1/namespaces/$NS/gadgets"
+    merge = "application/merge-patch+json"
+
+    def gadget(name, spec, **extra):
+        return {"apiVersion": GROUP + "/v1", "kind": "Gadget", "metadata": {"name": name},
+                "spec": spec, **extra}
+
+    return {
+        "gadget-prune-and-default": [
+            step("POST", base, gadget("a", {"colour": "red", "unknown": 1,
+                                            "parts": [{"name": "x", "extra": True}],
+                                            "free": {"anything": {"goes": 1}}},
+                                      top={"level": 1})),
+            step("GET", base + "/a")],
+        "gadget-null-is-defaulted": [step("POST", base, gadget("a", {"size": None}))],
+        "gadget-update-prunes": [
+            step("POST", base, gadget("a", {"size": 1})),
+            step("PATCH", base + "/a", {"spec": {"unknown": "x", "colour": "blue"}}, contentType=merge)],
+        "gadget-status-prunes": [
+            step("POST", base, gadget("a", {})),
+            step("PATCH", base + "/a/status", {"status": {"phase": "on", "unknown": 1}},
+                 contentType=merge)],
+    }
+
+
 def families():
     """Scenario families in a fixed order: {family: [{"name", "steps"}]}."""
     groups = {
@@ -620,6 +675,7 @@ def families():
         "selectors": selectors(),
         "watch": watches(),
         "errors": errors(),
+        "schema": schema(),
     }
     groups.update(scenarios_rbac.families())
 
