@@ -1,10 +1,11 @@
 //! What kube-apiserver does to a custom resource with its CRD's structural schema before it
 //! stores it: fields the schema does not name are pruned (unless
 //! `x-kubernetes-preserve-unknown-fields` keeps them), `null` where the schema does not allow
-//! it is dropped, and `default`s fill what is absent. `apiVersion`, `kind` and `metadata` stay
-//! at the root and in `x-kubernetes-embedded-resource` objects.
+//! it is dropped, `default`s fill what is absent, and what is left is validated (types,
+//! enums, bounds, lengths, patterns, item counts, required fields). `apiVersion`, `kind` and
+//! `metadata` stay at the root and in `x-kubernetes-embedded-resource` objects.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// Prunes and defaults `object` (a whole custom resource) by `schema`, its version's
 /// `openAPIV3Schema`.
@@ -66,6 +67,225 @@ fn object(schema: &Value, fields: &mut Map<String, Value>, resource: bool) {
     }
 }
 
+/// Refuses a custom resource that breaks its CRD's schema, with the 422 kube-apiserver
+/// answers (its first field error).
+pub fn validate(info: &crate::registry::ResourceInfo, object: &Value) -> crate::error::Result<()> {
+    let Some(schema) = info.schema.as_ref().filter(|_| info.custom) else {
+        return Ok(());
+    };
+    match violation(schema, object) {
+        None => Ok(()),
+        Some((field, text)) => Err(crate::error::Error::Invalid(format!(
+            "{}.{} \"{}\" is invalid: {field}: {text}",
+            info.kind,
+            info.group,
+            object["metadata"]["name"].as_str().unwrap_or_default()
+        ))),
+    }
+}
+
+/// The first way `value` breaks `schema` (type, enum, bounds, lengths, pattern, item counts,
+/// required fields), as kube-apiserver words a field error: `(field, text)` where text is
+/// `Invalid value: ...`, `Unsupported value: ...` or `Required value`. Only the first is
+/// told (kube-apiserver lists them all).
+pub fn violation(schema: &Value, value: &Value) -> Option<(String, String)> {
+    check(schema, value, &mut Vec::new(), true)
+}
+
+fn check(
+    schema: &Value,
+    value: &Value,
+    path: &mut Vec<String>,
+    root: bool,
+) -> Option<(String, String)> {
+    let field = path_text(path);
+    if let Some(wanted) = type_error(schema, value) {
+        let actual = json_type(value);
+        return Some((
+            field.clone(),
+            format!(
+                "Invalid value: \"{actual}\": {field} in body must be of type {wanted}: \"{actual}\""
+            ),
+        ));
+    }
+    if let Some(text) = constraint_error(schema, value, &field) {
+        return Some((field, text));
+    }
+    match value {
+        Value::Object(fields) => {
+            for required in schema["required"].as_array().into_iter().flatten() {
+                if let Some(name) = required.as_str()
+                    && !fields.contains_key(name)
+                {
+                    path.push(name.to_owned());
+                    let field = path_text(path);
+                    path.pop();
+                    return Some((field, "Required value".to_owned()));
+                }
+            }
+            for (name, child) in fields {
+                if root && matches!(name.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                let Some(child_schema) = field_schema(schema, name) else {
+                    continue;
+                };
+                path.push(name.clone());
+                let found = check(child_schema, child, path, embedded(child_schema));
+                path.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        Value::Array(items) => {
+            let items_schema = schema.get("items")?;
+            for (index, item) in items.iter().enumerate() {
+                path.push(format!("[{index}]"));
+                let found = check(items_schema, item, path, embedded(items_schema));
+                path.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// `spec.parts[0].name`.
+fn path_text(path: &[String]) -> String {
+    let mut out = String::new();
+    for element in path {
+        if !element.starts_with('[') && !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(element);
+    }
+    out
+}
+
+/// JSON Schema's name for the type of `value` (`integer` for a whole number).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The type `schema` wants when `value` is not of it.
+fn type_error(schema: &Value, value: &Value) -> Option<String> {
+    if value.is_null() {
+        return None;
+    }
+    let actual = json_type(value);
+    if schema["x-kubernetes-int-or-string"] == true {
+        return (!matches!(actual, "integer" | "string")).then(|| "integer,string".to_owned());
+    }
+    let wanted = schema.get("type")?.as_str()?;
+    let fits = wanted == actual || (wanted == "number" && actual == "integer");
+    (!fits).then(|| wanted.to_owned())
+}
+
+/// A value as kube-apiserver prints it in `Invalid value: ...`.
+fn shown(value: &Value) -> String {
+    value.to_string()
+}
+
+/// What breaks the node's own constraints, if anything.
+fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String> {
+    let invalid = |what: &Value, text: String| {
+        Some(format!(
+            "Invalid value: {}: {field} in body {text}",
+            shown(what)
+        ))
+    };
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        let list: Vec<String> = allowed.iter().map(shown).collect();
+        return Some(format!(
+            "Unsupported value: {}: supported values: {}",
+            shown(value),
+            list.join(", ")
+        ));
+    }
+    match value {
+        Value::Number(n) => {
+            let n = n.as_f64()?;
+            let bound = |key: &str| schema[key].as_f64();
+            let exclusive = |key: &str| schema[key] == true;
+            if let Some(min) = bound("minimum") {
+                if exclusive("exclusiveMinimum") && n <= min {
+                    return invalid(
+                        value,
+                        format!("should be greater than {}", schema["minimum"]),
+                    );
+                }
+                if n < min {
+                    return invalid(
+                        value,
+                        format!("should be greater than or equal to {}", schema["minimum"]),
+                    );
+                }
+            }
+            if let Some(max) = bound("maximum") {
+                if exclusive("exclusiveMaximum") && n >= max {
+                    return invalid(value, format!("should be less than {}", schema["maximum"]));
+                }
+                if n > max {
+                    return invalid(
+                        value,
+                        format!("should be less than or equal to {}", schema["maximum"]),
+                    );
+                }
+            }
+            None
+        }
+        Value::String(text) => {
+            let length = text.chars().count() as u64;
+            if let Some(max) = schema["maxLength"].as_u64()
+                && length > max
+            {
+                return invalid(value, format!("should be at most {max} chars long"));
+            }
+            if let Some(min) = schema["minLength"].as_u64()
+                && length < min
+            {
+                return invalid(value, format!("should be at least {min} chars long"));
+            }
+            if let Some(pattern) = schema["pattern"].as_str()
+                && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text))
+            {
+                return invalid(value, format!("should match '{pattern}'"));
+            }
+            None
+        }
+        Value::Array(items) => {
+            let count = json!(items.len());
+            if let Some(max) = schema["maxItems"].as_u64()
+                && items.len() as u64 > max
+            {
+                return invalid(&count, format!("should have at most {max} items"));
+            }
+            if let Some(min) = schema["minItems"].as_u64()
+                && (items.len() as u64) < min
+            {
+                return invalid(&count, format!("should have at least {min} items"));
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// The schema of field `name` of an object: its property, or the additionalProperties schema.
 fn field_schema<'s>(schema: &'s Value, name: &str) -> Option<&'s Value> {
     schema
@@ -82,6 +302,41 @@ fn nullable(schema: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_first_broken_rule_is_told_in_kube_apiservers_words() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "ratio": {"type": "number"},
+                "parts": {"type": "array", "items": {"type": "object",
+                    "properties": {"count": {"type": "integer", "exclusiveMinimum": true, "minimum": 0}}}}}}}});
+        let cr = |spec: Value| json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "spec": spec});
+        assert_eq!(
+            violation(&schema, &cr(json!({"name": "n", "ratio": 2}))),
+            None
+        );
+        assert_eq!(
+            violation(&schema, &cr(json!({}))),
+            Some(("spec.name".into(), "Required value".into()))
+        );
+        assert_eq!(
+            violation(
+                &schema,
+                &cr(json!({"name": "n", "parts": [{"count": 1}, {"count": 0}]}))
+            ),
+            Some((
+                "spec.parts[1].count".into(),
+                "Invalid value: 0: spec.parts[1].count in body should be greater than 0".into()
+            ))
+        );
+        assert_eq!(
+            violation(&schema, &cr(json!({"name": "n", "ratio": "x"}))).map(|v| v.1),
+            Some(
+                r#"Invalid value: "string": spec.ratio in body must be of type number: "string""#
+                    .into()
+            )
+        );
+    }
 
     #[test]
     fn unknown_fields_are_pruned_unless_preserved_and_defaults_fill_gaps() {

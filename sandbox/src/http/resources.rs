@@ -227,6 +227,8 @@ pub(super) fn invalid_details(message: &str) -> Value {
             "FieldValueRequired"
         } else if text.starts_with("Forbidden") {
             "FieldValueForbidden"
+        } else if text.starts_with("Unsupported value") {
+            "FieldValueNotSupported"
         } else {
             "FieldValueInvalid"
         };

@@ -54,6 +54,13 @@ GADGET_CRD = {
                     "parts": {"type": "array", "items": {"type": "object", "properties": {
                         "name": {"type": "string"}, "count": {"type": "integer", "default": 1}}}},
                     "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5},
+                    "level": {"type": "integer", "minimum": 1, "maximum": 10},
+                    "mode": {"type": "string", "enum": ["a", "b"]},
+                    "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}},
+                    "port": {"x-kubernetes-int-or-string": True},
+                    "limits": {"type": "object", "required": ["cpu"],
+                               "properties": {"cpu": {"type": "string"}}},
                 }},
                 "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
             }}},
@@ -654,6 +661,21 @@ def schema():
         "gadget-update-prunes": [
             step("POST", base, gadget("a", {"size": 1})),
             step("PATCH", base + "/a", {"spec": {"unknown": "x", "colour": "blue"}}, contentType=merge)],
+        # One broken rule each: kube-apiserver lists every error of an object in an order of
+        # its own; the sandbox tells the first.
+        "gadget-invalid-type": [step("POST", base, gadget("a", {"level": "high"}))],
+        "gadget-invalid-minimum": [step("POST", base, gadget("a", {"level": 0}))],
+        "gadget-invalid-maximum": [step("POST", base, gadget("a", {"level": 11}))],
+        "gadget-invalid-enum": [step("POST", base, gadget("a", {"mode": "c"}))],
+        "gadget-invalid-max-length": [step("POST", base, gadget("a", {"name": "abcdefg"}))],
+        "gadget-invalid-pattern": [step("POST", base, gadget("a", {"name": "AB"}))],
+        "gadget-invalid-max-items": [step("POST", base, gadget("a", {"tags": ["a", "b", "c"]}))],
+        "gadget-invalid-int-or-string": [step("POST", base, gadget("a", {"port": True}))],
+        "gadget-invalid-required": [step("POST", base, gadget("a", {"limits": {}}))],
+        "gadget-invalid-update": [
+            step("POST", base, gadget("a", {"level": 2})),
+            step("PATCH", base + "/a", {"spec": {"level": 20}}, contentType=merge)],
+        "gadget-valid-int-or-string": [step("POST", base, gadget("a", {"port": "http", "level": 5}))],
         "gadget-status-prunes": [
             step("POST", base, gadget("a", {})),
             step("PATCH", base + "/a/status", {"status": {"phase": "on", "unknown": 1}},
