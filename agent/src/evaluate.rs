@@ -3,12 +3,12 @@
 use std::borrow::Borrow;
 use std::collections::HashMap;
 
-use api::v1beta1::EventSource;
+use api::v1beta1::{EventSource, ResourceSelector};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::runtime::LuaRuntime;
-use crate::select::{identity, rejection};
+use crate::select::{identity, rejection, rejection_of_any};
 use crate::verdict::{Verdict, evaluate_aggregated, evaluate_object};
 
 /// What happened to one input object.
@@ -138,6 +138,31 @@ pub fn evaluate_event_source_cached<V: Borrow<Value>>(
     source: &EventSource,
     objects: &[V],
     cache: &mut VerdictCache,
+) -> Result<Evaluation> {
+    evaluate_with(runtime, source, objects, cache, rejection)
+}
+
+/// As [`evaluate_event_source`] over fixtures, as Sveltos' harness runs them: objects being
+/// deleted are evaluated too (live, the agent skips them; scripts test
+/// `metadata.deletionTimestamp`).
+pub fn evaluate_fixtures<V: Borrow<Value>>(
+    runtime: &LuaRuntime,
+    source: &EventSource,
+    objects: &[V],
+) -> Result<Evaluation> {
+    let mut cache = VerdictCache::default();
+    evaluate_with(runtime, source, objects, &mut cache, rejection_of_any)
+}
+
+/// Why a selector does not select an object ([`rejection`] or [`rejection_of_any`]).
+type Rejection = fn(&ResourceSelector, &Value) -> std::result::Result<Option<String>, String>;
+
+fn evaluate_with<V: Borrow<Value>>(
+    runtime: &LuaRuntime,
+    source: &EventSource,
+    objects: &[V],
+    cache: &mut VerdictCache,
+    rejection: Rejection,
 ) -> Result<Evaluation> {
     let mut previous = std::mem::take(&mut cache.verdicts);
     let mut outcomes = vec![Outcome::default(); objects.len()];

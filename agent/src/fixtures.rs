@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::evaluate::evaluate_event_source;
+use crate::evaluate::evaluate_fixtures;
 use crate::runtime::LuaRuntime;
 use crate::select::describe;
 
@@ -90,7 +90,7 @@ fn check_case_inner(runtime: &LuaRuntime, dir: &Path) -> Result<Vec<String>> {
         None
     };
     let objects: Vec<Value> = matching.iter().chain(&non_matching).cloned().collect();
-    let result = evaluate_event_source(runtime, &source, &objects);
+    let result = evaluate_fixtures(runtime, &source, &objects);
     let mut failures = Vec::new();
     match (result, expected_error) {
         (Err(e), Some(text)) if e.to_string().contains(&text) => {}

@@ -90,8 +90,26 @@ pub fn filter_accepts(filter: &LabelFilter, labels: &BTreeMap<String, String>) -
     }
 }
 
-/// Why the selector does not select the object, or `None` when it does (before any Lua).
+/// Why the selector does not select the object, or `None` when it does (before any Lua). An
+/// object being deleted is never selected, as sveltos-agent skips it in a cluster.
 pub fn rejection(selector: &ResourceSelector, object: &Value) -> Result<Option<String>, String> {
+    select(selector, object, false)
+}
+
+/// Why the selector does not select the object, whether or not it is being deleted (what
+/// Sveltos' fixture harness checks: its scripts look at `metadata.deletionTimestamp`).
+pub fn rejection_of_any(
+    selector: &ResourceSelector,
+    object: &Value,
+) -> Result<Option<String>, String> {
+    select(selector, object, true)
+}
+
+fn select(
+    selector: &ResourceSelector,
+    object: &Value,
+    deleting_too: bool,
+) -> Result<Option<String>, String> {
     let (group, version, kind) = gvk(object);
     if (group, version, kind)
         != (
@@ -108,7 +126,7 @@ pub fn rejection(selector: &ResourceSelector, object: &Value) -> Result<Option<S
     if !selector.name.is_empty() && metadata_str(object, "name") != selector.name {
         return Ok(Some(format!("name is not {}", selector.name)));
     }
-    if is_deleting(object) {
+    if !deleting_too && is_deleting(object) {
         return Ok(Some("being deleted".into()));
     }
     let labels = labels(object);

@@ -1,5 +1,6 @@
 //! Verdicts are reused for unchanged objects (same uid and resourceVersion) and recomputed
-//! for changed ones; what can be checked without objects is checked before any cluster runs it.
+//! for changed ones; what can be checked without objects is checked before any cluster runs it;
+//! objects being deleted are skipped live and evaluated in fixtures.
 #![allow(clippy::unwrap_used)] // test set-up
 
 use api::v1beta1::EventSource;
@@ -74,4 +75,33 @@ fn validation_finds_what_every_cluster_would_fail_on() {
     );
     let forbidden = with("os.execute('true') function evaluate() end");
     assert!(forbidden.contains("os"), "{forbidden}");
+}
+
+/// Live, an object being deleted is not selected (sveltos-agent skips it); fixtures, as
+/// Sveltos' harness runs them, evaluate it like any other.
+#[test]
+fn objects_being_deleted_are_skipped_live_and_evaluated_in_fixtures() {
+    use sveltos_events_agent::evaluate::{evaluate_event_source, evaluate_fixtures};
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    let source: api::v1beta1::EventSource = serde_json::from_value(serde_json::json!({
+        "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventSource",
+        "metadata": {"name": "s"},
+        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service"}]}
+    }))
+    .unwrap();
+    let service = |name: &str, deleting: bool| {
+        let mut object = serde_json::json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": "default"}});
+        if deleting {
+            object["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z".into();
+        }
+        object
+    };
+    let objects = [service("a", false), service("b", true)];
+    let live = evaluate_event_source(&runtime, &source, &objects).unwrap();
+    assert!(live.outcomes[0].matching);
+    assert!(!live.outcomes[1].matching);
+    assert_eq!(live.outcomes[1].message, "not selected: being deleted");
+    let fixtures = evaluate_fixtures(&runtime, &source, &objects).unwrap();
+    assert!(fixtures.outcomes[1].matching);
 }
