@@ -30,8 +30,11 @@ pub fn read_text(path: &Path) -> Result<String> {
 /// Reads every non-empty YAML document of a file as JSON values.
 pub fn read_objects(path: &Path) -> Result<Vec<Value>> {
     let text = read_text(path)?;
-    let docs = api::load::documents(&text)
+    let (docs, notes) = api::load::documents_noting(&text)
         .map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+    for note in notes {
+        tracing::warn!("{}: {note}", path.display());
+    }
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 

@@ -32,15 +32,48 @@ pub enum Object {
 
 /// Splits text into its YAML (or JSON) documents, skipping empty ones.
 pub fn documents(text: &str) -> Result<Vec<Value>> {
+    documents_noting(text).map(|(documents, _)| documents)
+}
+
+/// As [`documents`], with what the reader let pass that a user should know: a key repeated in
+/// one mapping is read as kubectl (go-yaml) reads it, the last value winning, and said.
+pub fn documents_noting(text: &str) -> Result<(Vec<Value>, Vec<String>)> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(Error::TooLarge {
             size: text.len(),
             limit: MAX_INPUT_BYTES,
         });
     }
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| Error::Yaml(e.to_string()))?;
-    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
+    let keep = |documents: Vec<Value>| documents.into_iter().filter(|d| !d.is_null()).collect();
+    let error = match serde_saphyr::from_multiple::<Value>(text) {
+        Ok(documents) => return Ok((keep(documents), Vec::new())),
+        Err(error) => error.to_string(),
+    };
+    let Some(repeated) = duplicate_key(&error) else {
+        return Err(Error::Yaml(error));
+    };
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
+    };
+    let documents = serde_saphyr::from_multiple_with_options::<Value>(text, options)
+        .map_err(|e| Error::Yaml(e.to_string()))?;
+    Ok((keep(documents), vec![repeated]))
+}
+
+/// `line N: key "K" appears twice in one mapping; the last value is used` from the reader's
+/// duplicate-key error (`line N column M: duplicate mapping key: K, ...`).
+fn duplicate_key(error: &str) -> Option<String> {
+    let first = error.lines().next()?;
+    let (place, rest) = first.split_once(": duplicate mapping key: ")?;
+    let key = rest.split(", ").next()?;
+    let line = place
+        .trim_start_matches("error: ")
+        .split(" column")
+        .next()
+        .unwrap_or(place);
+    Some(format!(
+        "{line}: key {key:?} appears twice in one mapping; the last value is used, as kubectl does"
+    ))
 }
 
 /// Reads every document of `text` as a typed object.
@@ -164,4 +197,25 @@ fn typed_plain<T: DeserializeOwned>(value: Value) -> Result<T> {
             .unwrap_or_default()
     );
     serde_json::from_value(value).map_err(|source| Error::Convert { what, source })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_repeated_key_is_read_as_kubectl_reads_it_and_said() {
+        let (read, notes) = documents_noting("a: 1\nb:\n  c: 2\n  c: 3\n").unwrap();
+        assert_eq!(read, [serde_json::json!({"a": 1, "b": {"c": 3}})]);
+        assert_eq!(
+            notes,
+            [
+                "line 4: key \"c\" appears twice in one mapping; the last value is used, as kubectl does"
+            ]
+        );
+        let (_, none) = documents_noting("a: 1\n").unwrap();
+        assert!(none.is_empty());
+    }
 }

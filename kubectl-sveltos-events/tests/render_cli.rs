@@ -309,3 +309,43 @@ fn a_cluster_set_selects_the_source_and_the_destination() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_repeated_key_is_read_as_kubectl_reads_it_and_said() {
+    let dir = scratch("repeated");
+    let trigger = std::fs::read_to_string(example("eventtrigger.yaml")).unwrap();
+    // The trigger says oneForEvent twice: false, then true (the value kubectl keeps).
+    let twice = trigger.replace(
+        "  oneForEvent: true",
+        "  oneForEvent: false\n  oneForEvent: true",
+    );
+    assert_ne!(twice, trigger);
+    let file = dir.join("trigger.yaml");
+    std::fs::write(&file, twice).unwrap();
+    let (code, out, err) = render(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-f",
+        example("eventsource.yaml").to_str().unwrap(),
+        "-f",
+        example("configmap.yaml").to_str().unwrap(),
+        "-f",
+        example("managed").to_str().unwrap(),
+        "--cluster-labels",
+        "env=fv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("trigger.yaml: line ")
+            && err.contains(
+                "key \"oneForEvent\" appears twice in one mapping; the last value is used"
+            ),
+        "{err}"
+    );
+    // oneForEvent true: the profile names the resource.
+    assert!(
+        out.contains("eventtrigger.lib.projectsveltos.io/resourcename: my-service"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

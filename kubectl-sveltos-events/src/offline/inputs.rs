@@ -35,6 +35,8 @@ pub struct Inputs {
     pub resources: Vec<Value>,
     /// Documents left out, with why (objects the manager writes, not reads).
     pub skipped: Vec<String>,
+    /// What the reader let pass that the user should know (a repeated key).
+    pub notes: Vec<String>,
 }
 
 /// Reads every document of `paths` (files, or folders read recursively for `.yaml`, `.yml`
@@ -53,8 +55,13 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
     for file in &files {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read {}", file.display()))?;
-        let documents = api::load::documents(&text)
+        let (documents, notes) = api::load::documents_noting(&text)
             .with_context(|| format!("{} is not YAML or JSON", file.display()))?;
+        inputs.notes.extend(
+            notes
+                .into_iter()
+                .map(|n| format!("{}: {n}", file.display())),
+        );
         for mut document in documents.into_iter().flat_map(list_items) {
             default_namespace(&mut document);
             store_string_data(&mut document);

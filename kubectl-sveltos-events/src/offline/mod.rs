@@ -71,6 +71,9 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
         bail!("the files hold no EventTrigger or EventBasedAddOn: render needs one");
     }
     let source = source_cluster(&mut inputs.clusters, args)?;
+    for note in &inputs.notes {
+        writeln!(err, "warning: {note}")?;
+    }
     for skipped in &inputs.skipped {
         writeln!(
             err,
