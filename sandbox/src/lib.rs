@@ -22,6 +22,7 @@ pub mod smp;
 pub mod store;
 pub mod structural;
 pub mod tokens;
+pub mod validation;
 pub mod webhook;
 
 pub use error::{Error, Result};

@@ -599,6 +599,7 @@ impl Store {
         meta::drop_empty_metadata(&mut obj);
         defaults::apply(info, &mut obj);
         crate::structural::validate(info, &obj)?;
+        crate::validation::builtin(info, None, &obj)?;
         st.allocator.allocate(info, &mut obj);
         if info.plural == "namespaces" && info.group.is_empty() {
             meta::metadata_mut(&mut obj)
@@ -1138,6 +1139,7 @@ fn prepare_update(
     }
     defaults::apply(info, &mut new);
     crate::structural::validate(info, &new)?;
+    crate::validation::builtin(info, Some(old), &new)?;
     defaults::keep_allocated(info, old, &mut new).map_err(Error::Invalid)?;
     if info.generation && spec_differs(old, &new) {
         let g = old["metadata"]["generation"].as_i64().unwrap_or(0);

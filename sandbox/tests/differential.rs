@@ -56,7 +56,7 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
         "a dry-run Service create shows the cluster IP it would get, as 1.23+ do",
     ),
     (
-        "^(err-bad-json|err-kind-mismatch|err-widget-no-kind|sel-invalid|sel-bad-continue)$",
+        "^(err-bad-json|err-kind-mismatch|err-widget-no-kind|sel-invalid|sel-bad-continue|cm-value-not-a-string)$",
         "^/message:",
         "decoder and parser messages are not Go's",
     ),

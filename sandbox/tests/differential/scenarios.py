@@ -683,6 +683,26 @@ def schema():
     }
 
 
+def validation():
+    """Built-in kinds refused as kube-apiserver refuses them."""
+    cm, secret, svc = CONFIGMAP, SECRET, SERVICE
+    return {
+        "cm-invalid-key": [step("POST", cm.base, cm.obj("a", {"bad key!": "x"}))],
+        "cm-key-in-data-and-binary": [step("POST", cm.base, {**cm.obj("a", {"k": "x"}),
+                                                             "binaryData": {"k": "eA=="}})],
+        "cm-value-not-a-string": [step("POST", cm.base, cm.obj("a", {"k": 1}))],
+        "secret-invalid-key": [step("POST", secret.base, {**secret.obj("a", {}),
+                                                          "data": {"bad key!": "eA=="}})],
+        "secret-type-immutable": [
+            step("POST", secret.base, secret.obj("a")),
+            step("PATCH", secret.path("a"), {"type": "example.com/other"},
+                 contentType="application/merge-patch+json")],
+        "svc-no-ports": [step("POST", svc.base, svc.obj("a", {"selector": {"app": "a"}}))],
+        "svc-headless-no-ports": [step("POST", svc.base, svc.obj("a", {"clusterIP": "None",
+                                                                        "selector": {"app": "a"}}))],
+    }
+
+
 def families():
     """Scenario families in a fixed order: {family: [{"name", "steps"}]}."""
     groups = {
@@ -698,6 +718,7 @@ def families():
         "watch": watches(),
         "errors": errors(),
         "schema": schema(),
+        "validation": validation(),
     }
     groups.update(scenarios_rbac.families())
 
