@@ -340,10 +340,7 @@ async fn listed_live(
 ) -> Node {
     let limit = limit.unwrap_or(usize::MAX);
     for listed in matching.iter().take(limit) {
-        let shown = match listed["namespace"].as_str().filter(|n| !n.is_empty()) {
-            Some(ns) => format!("{ns}/{}", listed["name"].as_str().unwrap_or_default()),
-            None => listed["name"].as_str().unwrap_or_default().to_owned(),
-        };
+        let shown = super::reference_name(listed);
         node = node.with(live(fleet, listed, cluster, &shown).await);
     }
     if matching.len() > limit {

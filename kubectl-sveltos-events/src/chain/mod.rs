@@ -179,6 +179,28 @@ pub fn spec_cluster(object: &Value) -> String {
     format!("{}/{}", text("clusterNamespace"), text("clusterName"))
 }
 
+/// `namespace/name` (or `name`) of a reference that carries `namespace` and `name` fields
+/// (a report's matching resource, an Event's involved object, a ClusterReport's resource).
+pub fn reference_name(reference: &Value) -> String {
+    let name = reference["name"].as_str().unwrap_or_default();
+    match reference["namespace"].as_str().filter(|n| !n.is_empty()) {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Every entry of a ClusterReport's status: what a DryRun deployment would do to each object
+/// of its policies, Kustomize and Helm features.
+pub fn dry_run_entries(report: &Value) -> impl Iterator<Item = &Value> {
+    [
+        "resourceReports",
+        "kustomizeResourceReports",
+        "helmResourceReports",
+    ]
+    .into_iter()
+    .flat_map(|field| report["status"][field].as_array().into_iter().flatten())
+}
+
 /// An object's label or annotation `key` (empty when absent).
 pub fn meta<'a>(object: &'a Value, field: &str, key: &str) -> &'a str {
     object["metadata"][field][key].as_str().unwrap_or_default()

@@ -13,7 +13,7 @@ use api::labels::{
 use serde_json::Value;
 
 use super::state::{State, key};
-use crate::chain::{meta, spec_cluster};
+use crate::chain::{dry_run_entries, meta, reference_name, spec_cluster};
 
 /// The details of the `kind` object `name` (`namespace/name`), or `None` when it is gone.
 pub fn details(state: &State, kind: &str, name: &str) -> Option<String> {
@@ -58,10 +58,7 @@ fn report(state: &State, report: &Value, out: &mut String) {
         .map_or(&[][..], Vec::as_slice);
     let _ = writeln!(out, "Matching resources ({}):", matching.len());
     for resource in matching {
-        let name = match text(&resource["namespace"]) {
-            "" => text(&resource["name"]).to_owned(),
-            ns => format!("{ns}/{}", text(&resource["name"])),
-        };
+        let name = reference_name(resource);
         let _ = write!(out, "  {} {name}", text(&resource["kind"]));
         match text(&resource["apiVersion"]) {
             "" => out.push('\n'),
@@ -339,37 +336,25 @@ fn dry_run(report: &Value, out: &mut String) {
         spec_cluster(report)
     );
     let _ = writeln!(out, "What deploying would do:");
-    for field in [
-        "resourceReports",
-        "kustomizeResourceReports",
-        "helmResourceReports",
-    ] {
-        for entry in report["status"][field].as_array().into_iter().flatten() {
-            let resource = &entry["resource"];
-            let name = match text(&resource["namespace"]) {
-                "" => text(&resource["name"]).to_owned(),
-                ns => format!("{ns}/{}", text(&resource["name"])),
-            };
-            let _ = writeln!(
-                out,
-                "  {} {} {name}",
-                entry["action"].as_str().unwrap_or("No Action"),
-                text(&resource["kind"])
-            );
-            // A diff or a reason, indented under its object (`show dryrun` prints the same).
-            for line in text(&entry["message"]).lines() {
-                let _ = writeln!(out, "      {line}");
-            }
+    for entry in dry_run_entries(report) {
+        let resource = &entry["resource"];
+        let _ = writeln!(
+            out,
+            "  {} {} {}",
+            entry["action"].as_str().unwrap_or("No Action"),
+            text(&resource["kind"]),
+            reference_name(resource)
+        );
+        // A diff or a reason, indented under its object (`show dryrun` prints the same).
+        for line in text(&entry["message"]).lines() {
+            let _ = writeln!(out, "      {line}");
         }
     }
 }
 
 fn event(event: &Value, out: &mut String) {
     let involved = &event["involvedObject"];
-    let object = match text(&involved["namespace"]) {
-        "" => text(&involved["name"]).to_owned(),
-        ns => format!("{ns}/{}", text(&involved["name"])),
-    };
+    let object = reference_name(involved);
     let _ = writeln!(
         out,
         "{} {} on {} {object}",

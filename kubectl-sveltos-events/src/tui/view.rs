@@ -433,16 +433,10 @@ fn last_seen(event: &Value) -> Option<&str> {
 /// reads: a conflict or error is bad, any change pending.
 fn dry_run_actions(report: &Value) -> (String, Health) {
     let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for field in [
-        "resourceReports",
-        "kustomizeResourceReports",
-        "helmResourceReports",
-    ] {
-        for entry in report["status"][field].as_array().into_iter().flatten() {
-            *counts
-                .entry(entry["action"].as_str().unwrap_or("No Action"))
-                .or_default() += 1;
-        }
+    for entry in crate::chain::dry_run_entries(report) {
+        *counts
+            .entry(entry["action"].as_str().unwrap_or("No Action"))
+            .or_default() += 1;
     }
     let health = if counts.contains_key("Conflict") || counts.contains_key("Error") {
         Health::Bad
