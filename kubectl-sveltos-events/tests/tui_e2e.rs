@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{apply_example, eventually, start};
+use common::{apply_example, eventually, kubectl, start};
 
 /// A detached tmux session; killed when dropped.
 struct Tmux(String);
@@ -74,14 +74,14 @@ impl Drop for Tmux {
 }
 
 fn open(dir: &Path, tag: &str) -> Tmux {
-    open_with(dir, tag, "mgmt.kubeconfig")
+    open_with(dir, tag, "mgmt.kubeconfig", "")
 }
 
-/// The TUI in a 100x30 tmux session, with the kubeconfig `kubeconfig` of `dir`.
-fn open_with(dir: &Path, tag: &str, kubeconfig: &str) -> Tmux {
+/// `tui flags` in a 100x30 tmux session, with the kubeconfig `kubeconfig` of `dir`.
+fn open_with(dir: &Path, tag: &str, kubeconfig: &str, flags: &str) -> Tmux {
     let session = format!("tui-e2e-{tag}-{}", std::process::id());
     let command = format!(
-        "KUBECONFIG={} NO_COLOR=1 {} tui; stty -a > {}; sleep 60",
+        "KUBECONFIG={} NO_COLOR=1 {} tui {flags}; stty -a > {}; sleep 60",
         dir.join(kubeconfig).display(),
         env!("CARGO_BIN_EXE_kubectl-sveltos_events"),
         dir.join("stty.txt").display()
@@ -284,7 +284,7 @@ fn when_the_api_server_goes_away_a_banner_says_so_and_the_watches_resume_losing_
         kubeconfig.replace(&server, &format!("127.0.0.1:{}", relay.port)),
     )
     .unwrap();
-    let tui = open_with(&dir, "relay", "relayed.kubeconfig");
+    let tui = open_with(&dir, "relay", "relayed.kubeconfig", "");
     tui.shows(&["profiles       1  1 ok", "summaries      1  1 ok"]);
 
     relay.cut();
@@ -305,5 +305,114 @@ fn when_the_api_server_goes_away_a_banner_says_so_and_the_watches_resume_losing_
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    tui.keys(&["q"]);
+}
+
+/// What a user who may read Sveltos' objects in namespace `default` alone is granted: the
+/// namespaced kinds there, the cluster-scoped definitions and profiles everywhere.
+const NAMESPACE_READER: &str = "
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: reader, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: sveltos-reader, namespace: default}
+rules:
+- apiGroups: [lib.projectsveltos.io, config.projectsveltos.io]
+  resources: [sveltosclusters, eventreports, clustersummaries, clusterreports]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: sveltos-reader, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: sveltos-reader}
+subjects: [{kind: ServiceAccount, name: reader, namespace: default}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: sveltos-definitions-reader}
+rules:
+- apiGroups: [lib.projectsveltos.io, config.projectsveltos.io]
+  resources: [eventsources, eventtriggers, clusterprofiles]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: sveltos-definitions-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sveltos-definitions-reader}
+subjects: [{kind: ServiceAccount, name: reader, namespace: default}]
+";
+
+#[test]
+fn a_user_of_one_namespace_follows_one_cluster() {
+    let sandbox = start(2);
+    let dir = sandbox.dir.clone();
+    // The sandbox labels cluster-2 env=production; the example watches env=fv.
+    kubectl(
+        &dir,
+        "mgmt",
+        &[
+            "label",
+            "sveltoscluster",
+            "cluster-2",
+            "env=fv",
+            "--overwrite",
+        ],
+    );
+    apply_example(&dir, "mgmt", "network-policy", "");
+    for cluster in ["cluster-1", "cluster-2"] {
+        apply_example(&dir, cluster, "network-policy", "managed/service.yaml");
+    }
+    eventually("both clusters' add-ons deployed", || {
+        let summaries = common::items(&dir, "mgmt", &["get", "clustersummaries", "-A"]);
+        let provisioned = summaries
+            .iter()
+            .filter(|s| s["status"]["featureSummaries"][0]["status"] == "Provisioned")
+            .count();
+        (provisioned == 2).then_some(())
+    });
+    let manifest = dir.join("reader.yaml");
+    std::fs::write(&manifest, NAMESPACE_READER).unwrap();
+    kubectl(&dir, "mgmt", &["apply", "-f", manifest.to_str().unwrap()]);
+    let token = kubectl(
+        &dir,
+        "mgmt",
+        &["-n", "default", "create", "token", "reader"],
+    );
+    let admin = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
+    let reader = admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim()));
+    assert_ne!(reader, admin);
+    std::fs::write(dir.join("reader.kubeconfig"), reader).unwrap();
+
+    let tui = open_with(
+        &dir,
+        "scoped",
+        "reader.kubeconfig",
+        "--cluster default/cluster-2",
+    );
+    let screen = tui.shows(&[
+        "cluster default/cluster-2",
+        "clusters       1  1 ok",
+        "reports        1",
+        "profiles       1  1 ok",
+        "summaries      1  1 ok",
+    ]);
+    // Every namespaced kind is watched in `default` alone: none is hidden from this user.
+    for kind in [
+        "SveltosCluster",
+        "EventReport",
+        "ClusterSummary",
+        "ClusterReport",
+    ] {
+        assert!(!screen.contains(&format!("{kind}: hidden")), "{screen}");
+    }
+    tui.keys(&[":", "r", "e", "p", "o", "r", "t", "s", "Enter"]);
+    let screen = tui.shows(&["reports (1)", "cluster-2"]);
+    assert!(!screen.contains("cluster-1"), "{screen}");
+    tui.keys(&[":", "p", "r", "o", "f", "Enter"]);
+    let screen = tui.shows(&["profiles (1)", "default/cluster-2"]);
+    assert!(!screen.contains("cluster-1"), "{screen}");
+
     tui.keys(&["q"]);
 }

@@ -46,8 +46,9 @@ pub enum Update {
     Failed(&'static str, String),
 }
 
-/// Starts the watches; their updates arrive on the returned channel.
-pub fn start(client: Client) -> mpsc::Receiver<Update> {
+/// Starts the watches (namespaced kinds in `namespace` alone, when given: a user allowed one
+/// namespace can follow it); their updates arrive on the returned channel.
+pub fn start(client: Client, namespace: Option<&str>) -> mpsc::Receiver<Update> {
     let (sender, receiver) = mpsc::channel(1024);
     for kind in KINDS {
         match kind {
@@ -64,8 +65,13 @@ pub fn start(client: Client) -> mpsc::Receiver<Update> {
                 }
             }
             _ => {
-                let (resource, _) = sveltos_kind(kind);
-                let api = Api::all_with(client.clone(), &resource);
+                let (resource, scope) = sveltos_kind(kind);
+                let api = match namespace {
+                    Some(namespace) if scope == kube::discovery::Scope::Namespaced => {
+                        Api::namespaced_with(client.clone(), namespace, &resource)
+                    }
+                    _ => Api::all_with(client.clone(), &resource),
+                };
                 tokio::spawn(follow(
                     api,
                     watcher::Config::default(),

@@ -7,6 +7,7 @@ pub mod drill;
 pub mod feed;
 pub mod input;
 pub mod render;
+pub mod scope;
 pub mod state;
 pub mod view;
 
@@ -23,12 +24,20 @@ use state::{Effect, State};
 /// Flags of `tui`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  kubectl sveltos-events tui --context mgmt\n\n\
+    after_help = "Examples:\n  kubectl sveltos-events tui --context mgmt\n  \
+    kubectl sveltos-events tui --cluster default/cluster-1\n\n\
     Keys: ? help, : view, / filter, Enter details, y YAML, t trace, q quit. NO_COLOR turns\n    colours off."
 )]
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
+    /// Only the managed clusters in this namespace, and their reports, profiles and
+    /// summaries (namespaced kinds are watched there alone).
+    #[arg(short, long)]
+    namespace: Option<String>,
+    /// Only this managed cluster (`NAMESPACE/NAME`), and its reports, profiles and summaries.
+    #[arg(long = "cluster", value_name = "NAMESPACE/NAME")]
+    managed: Option<String>,
     /// Write the log (watch retries, warnings; `RUST_LOG` sets the level) to this file: the
     /// screen never shows it.
     #[arg(long)]
@@ -38,10 +47,12 @@ pub struct Args {
 /// Runs the TUI until the user quits (or SIGTERM); the terminal is restored on every way out,
 /// a panic included.
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    let scope =
+        scope::Scope::new(args.namespace, args.managed.as_deref()).map_err(anyhow::Error::msg)?;
     let (client, url, _) = args.cluster.connect().await?;
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let mut state = State::new(&url, colour);
-    let mut updates = feed::start(client.clone());
+    let mut updates = feed::start(client.clone(), scope.namespace());
+    let mut state = State::new(&url, colour).scoped(scope);
     let mut terminal = ratatui::try_init().context("setting up the terminal")?;
     let result = event_loop(&mut terminal, &mut state, &mut updates, client).await;
     ratatui::restore();

@@ -105,6 +105,9 @@ fn header_line(state: &State) -> Line<'static> {
         ),
         Span::raw(format!("│ {} │ {title}", state.server)),
     ];
+    if let Some(scope) = state.scope.describe() {
+        spans.push(Span::raw(format!(" │ {scope}")));
+    }
     if let Some(filter) = &state.filter {
         spans.push(Span::raw(format!(" │ filter /{}", filter.text)));
     }

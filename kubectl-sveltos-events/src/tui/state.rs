@@ -1,13 +1,14 @@
 //! The TUI's state and how keys and watch updates change it. Nothing here draws or talks to a
 //! cluster: [`State::on_key`] returns the one effect that needs the outside (a trace).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use regex::Regex;
 use serde_json::Value;
 
 use super::feed::{KINDS, Update};
 use super::input::{Command, command_for};
+use super::scope::Scope;
 use super::view::{Row, View};
 
 /// How many activity lines the overview keeps.
@@ -126,6 +127,8 @@ pub struct State {
     said: HashMap<(&'static str, String), String>,
     /// The management cluster's address, for the header.
     pub server: String,
+    /// The clusters whose rows are shown (`-n`, `--cluster`).
+    pub scope: Scope,
     /// Whether to colour (off with NO_COLOR).
     pub colour: bool,
     /// Set when the user quits.
@@ -157,14 +160,38 @@ impl State {
             arrivals: HashMap::new(),
             said: HashMap::new(),
             server: server.to_owned(),
+            scope: Scope::everything(),
             colour,
             quit: false,
         }
     }
 
-    /// The objects of `kind`.
+    /// The same state showing only the rows of `scope`.
+    pub fn scoped(self, scope: Scope) -> Self {
+        State { scope, ..self }
+    }
+
+    /// The objects of `kind` in the scope.
     pub fn of(&self, kind: &str) -> impl Iterator<Item = &Value> {
-        self.objects.get(kind).into_iter().flat_map(|m| m.values())
+        // A profile is of a cluster it deploys in: its summaries say which, indexed once.
+        let deploys_in_scope: HashSet<&str> = if kind == "ClusterProfile"
+            && !self.scope.is_everything()
+        {
+            self.of("ClusterSummary")
+                .map(|s| crate::chain::meta(s, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL))
+                .collect()
+        } else {
+            HashSet::new()
+        };
+        self.objects
+            .get(kind)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .filter(move |o| {
+                let name = o["metadata"]["name"].as_str().unwrap_or_default();
+                self.scope
+                    .keeps(kind, o, || deploys_in_scope.contains(name))
+            })
     }
 
     /// The rows of the current view, filtered.
@@ -229,6 +256,9 @@ impl State {
                 if provisioned && let Some(path) = self.path(&name, millis) {
                     text = path;
                 }
+                if !self.in_scope(kind, &name) {
+                    return;
+                }
                 if self.said.get(&(kind, name.clone())) == Some(&text) {
                     return;
                 }
@@ -237,11 +267,15 @@ impl State {
             }
             Update::Deleted(kind, object) => {
                 let name = key(&object);
+                let shown = self.in_scope(kind, &name);
                 if let Some(map) = self.objects.get_mut(kind) {
                     map.remove(&name);
                 }
                 self.arrivals.remove(&(kind, name.clone()));
                 self.said.remove(&(kind, name.clone()));
+                if !shown {
+                    return;
+                }
                 (kind, format!("{kind} {name} deleted"))
             }
             Update::Failed(kind, why) => {
@@ -303,12 +337,28 @@ impl State {
         ))
     }
 
+    /// Whether the object `kind` `name` (known) is in the scope.
+    fn in_scope(&self, kind: &str, name: &str) -> bool {
+        let Some(object) = self.objects.get(kind).and_then(|m| m.get(name)) else {
+            return false;
+        };
+        let profile = object["metadata"]["name"].as_str().unwrap_or_default();
+        self.scope.keeps(kind, object, || {
+            self.of("ClusterSummary").any(|s| {
+                crate::chain::meta(s, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL) == profile
+            })
+        })
+    }
+
     /// Keeps the selection on a row. Runs on every watch event, so without a filter it counts
     /// the objects instead of building every row.
     fn clamp(&mut self) {
         let rows = match (&self.filter, self.view.kind()) {
             (_, None) => 0,
-            (None, Some(kind)) => self.objects.get(kind).map_or(0, BTreeMap::len),
+            (None, Some(kind)) if self.scope.is_everything() => {
+                self.objects.get(kind).map_or(0, BTreeMap::len)
+            }
+            (None, Some(kind)) => self.of(kind).count(),
             (Some(_), Some(_)) => self.rows().len(),
         };
         self.selected = self.selected.min(rows.saturating_sub(1));
@@ -722,5 +772,40 @@ mod tests {
         );
         assert!(state.failures.is_empty());
         assert_eq!(state.of("EventReport").count(), 3);
+    }
+
+    #[test]
+    fn a_scoped_state_shows_and_says_only_its_clusters_rows() {
+        let scope = Scope::new(None, Some("default/cluster-2")).expect("a valid cluster");
+        let mut state = loaded().scoped(scope);
+        let keys = |state: &State| state.rows().into_iter().map(|r| r.key).collect::<Vec<_>>();
+        press(&mut state, ":reports\n");
+        assert_eq!(keys(&state), ["default/r2"]);
+        // Another cluster's change is known but neither shown nor said.
+        state.on_update(
+            Update::Applied("EventReport", report("r3", "cluster-1")),
+            "00:00:01",
+        );
+        state.on_update(
+            Update::Deleted("EventReport", report("r1", "cluster-1")),
+            "00:00:02",
+        );
+        assert!(state.activity.is_empty(), "{:?}", state.activity);
+        assert_eq!(keys(&state), ["default/r2"]);
+        state.on_update(
+            Update::Applied("EventReport", report("r4", "cluster-2")),
+            "00:00:03",
+        );
+        assert_eq!(state.activity.len(), 1);
+        assert_eq!(keys(&state), ["default/r2", "default/r4"]);
+        // A profile made elsewhere is this cluster's once one of its summaries is.
+        let profile = json!({"metadata": {"name": "p", "resourceVersion": "1"}});
+        state.on_update(Update::Applied("ClusterProfile", profile), "00:00:04");
+        assert_eq!(state.of("ClusterProfile").count(), 0);
+        let summary = json!({"metadata": {"name": "p-sveltos-cluster-2", "namespace": "default",
+            "resourceVersion": "1", "labels": {"projectsveltos.io/cluster-profile-name": "p"}},
+            "spec": {"clusterNamespace": "default", "clusterName": "cluster-2"}});
+        state.on_update(Update::Applied("ClusterSummary", summary), "00:00:05");
+        assert_eq!(state.of("ClusterProfile").count(), 1);
     }
 }
