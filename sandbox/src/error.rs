@@ -41,9 +41,35 @@ pub enum Error {
     /// 410 Expired (resourceVersion too old).
     #[error("{0}")]
     Expired(String),
+    /// 410 Expired: a continue token older than the history, with a token that goes on at
+    /// the latest resourceVersion (whose list may then be inconsistent).
+    #[error(
+        "The provided continue parameter is too old to display a consistent list result. You \
+         can start a new list without the continue parameter, or use the continue token in \
+         this response to retrieve the remainder of the results. Continuing with the provided \
+         token results in an inconsistent list - objects that were created, modified, or \
+         deleted between the time the first chunk was returned and now may show up in the list."
+    )]
+    ContinueExpired {
+        /// The token going on at the latest resourceVersion.
+        token: String,
+    },
+    /// 504 Timeout: a list asked for a resourceVersion the cluster has not reached.
+    #[error("Timeout: Too large resource version: {requested}, current: {current}")]
+    TooLargeResourceVersion {
+        /// The resourceVersion asked for.
+        requested: u64,
+        /// The cluster's.
+        current: u64,
+        /// When to ask again (seconds; 0: not said).
+        retry_after: u64,
+    },
     /// 500 InternalError.
     #[error("{0}")]
     Internal(String),
+    /// 500 without a reason: what kube-apiserver passes on from its storage as it came.
+    #[error("{0}")]
+    Storage(String),
     /// I/O failure while starting or writing files.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
@@ -61,12 +87,13 @@ impl Error {
             Error::Forbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::UnsupportedMediaType(_) => 415,
-            Error::Expired(_) => 410,
-            Error::Internal(_) | Error::Io(_) => 500,
+            Error::Expired(_) | Error::ContinueExpired { .. } => 410,
+            Error::TooLargeResourceVersion { .. } => 504,
+            Error::Internal(_) | Error::Storage(_) | Error::Io(_) => 500,
         }
     }
 
-    /// The `Status.reason` string of this error.
+    /// The `Status.reason` string of this error ("": none).
     pub fn reason(&self) -> &'static str {
         match self {
             Error::NotFound(_) => "NotFound",
@@ -78,8 +105,10 @@ impl Error {
             Error::Forbidden(_) => "Forbidden",
             Error::MethodNotAllowed(_) => "MethodNotAllowed",
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
-            Error::Expired(_) => "Expired",
+            Error::Expired(_) | Error::ContinueExpired { .. } => "Expired",
+            Error::TooLargeResourceVersion { .. } => "Timeout",
             Error::Internal(_) | Error::Io(_) => "InternalError",
+            Error::Storage(_) => "",
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod field_labels;
 pub mod fields;
 pub mod http;
 pub mod meta;
+pub mod paging;
 pub mod patch;
 pub mod registry;
 pub mod sandbox;

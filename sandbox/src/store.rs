@@ -6,6 +6,7 @@ use crate::auth::rbac::Policy;
 use crate::defaults;
 use crate::error::{Error, Result};
 use crate::meta::{self, finalizers, meta_str};
+use crate::paging;
 use crate::patch::{self, Writer};
 use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status, crd_status_after};
 use crate::selector::{FieldSelector, LabelSelector};
@@ -179,6 +180,8 @@ pub struct ListQuery {
     pub limit: usize,
     /// Continue token from a previous page.
     pub continue_token: Option<String>,
+    /// The resourceVersion to read at (`None`: the latest); a continue token says its own.
+    pub at: Option<u64>,
 }
 
 /// One page of a list.
@@ -451,15 +454,40 @@ impl Store {
 
     /// List objects of a resource, in one namespace or all (`ns = None`).
     pub fn list(&self, info: &ResourceInfo, ns: Option<&str>, q: &ListQuery) -> Result<ListResult> {
-        let start = match &q.continue_token {
-            Some(t) => Some(decode_continue(t)?),
-            None => None,
+        let keys = paging::Keys {
+            namespace: ns,
+            namespaced: info.namespaced,
+        };
+        let (start, at) = match &q.continue_token {
+            Some(t) => {
+                let token = keys.decode(t)?;
+                (Some(token.after), token.rv)
+            }
+            None => (None, q.at),
         };
         let st = self.lock();
+        let gr = info.group_resource();
+        let snapshot = match at {
+            Some(rv) => st
+                .as_of(&gr, rv)
+                .map_err(|too_old| match (&start, too_old) {
+                    (Some(after), true) => Error::ContinueExpired {
+                        token: keys.encode(-1, after),
+                    },
+                    (None, true) => Error::Expired(
+                        "The resourceVersion for the provided list is too old.".into(),
+                    ),
+                    (_, false) => Error::Storage(
+                        "etcdserver: mvcc: required revision is a future revision".into(),
+                    ),
+                })?,
+            None => None,
+        };
+        let listed_at = at.unwrap_or(st.rv);
         let mut items = Vec::new();
         let mut next = None;
         let mut remaining = None;
-        if let Some(objs) = st.objects.get(&info.group_resource()) {
+        if let Some(objs) = snapshot.as_ref().or_else(|| st.objects.get(&gr)) {
             use std::ops::Bound::{Excluded, Included, Unbounded};
             let lower = match (&start, ns) {
                 (Some(k), _) => Excluded(k.clone()),
@@ -495,8 +523,8 @@ impl Store {
         }
         Ok(ListResult {
             items,
-            resource_version: st.rv,
-            continue_token: next.map(|(n, m)| encode_continue(&n, &m)),
+            resource_version: listed_at,
+            continue_token: next.map(|key| keys.encode(listed_at as i64, &key)),
             remaining,
         })
     }
@@ -1155,6 +1183,35 @@ fn prepare_update(
     Ok(new)
 }
 
+impl State {
+    /// The objects of `gr` as they were at `rv`, when any changed since (`None`: as they
+    /// are); `Err(true)` when the history no longer reaches back to `rv`, `Err(false)` when
+    /// the cluster has not reached it.
+    fn as_of(&self, gr: &GroupResource, rv: u64) -> std::result::Result<Option<Objects>, bool> {
+        if rv > self.rv {
+            return Err(false);
+        }
+        if rv == self.rv {
+            return Ok(None);
+        }
+        if self.history.front().is_none_or(|oldest| oldest.rv > rv + 1) {
+            return Err(true);
+        }
+        let then = paging::before(&self.history, gr, rv);
+        if then.is_empty() {
+            return Ok(None);
+        }
+        let mut objects = self.objects.get(gr).cloned().unwrap_or_default();
+        for (key, object) in then {
+            match object {
+                Some(object) => objects.insert(key, object),
+                None => objects.remove(&key),
+            };
+        }
+        Ok(Some(objects))
+    }
+}
+
 /// Store an object with the next resourceVersion and emit its event.
 fn commit(
     st: &mut State,
@@ -1221,9 +1278,7 @@ fn remove_object(
     mut last: Value,
 ) -> Value {
     let gr = info.group_resource();
-    if let Some(m) = st.objects.get_mut(&gr) {
-        m.remove(key);
-    }
+    let before = st.objects.get_mut(&gr).and_then(|m| m.remove(key));
     st.rv += 1;
     let rv = st.rv;
     meta::metadata_mut(&mut last).insert("resourceVersion".into(), Value::String(rv.to_string()));
@@ -1233,7 +1288,7 @@ fn remove_object(
         tx,
         &gr,
         key.0.clone(),
-        (arc.clone(), None),
+        (arc.clone(), before),
         EventType::Deleted,
         rv,
     );
@@ -1242,10 +1297,10 @@ fn remove_object(
     {
         st.registry.remove(&crd_gr);
         if let Some(objs) = st.objects.remove(&crd_gr) {
-            for ((ns, _), o) in objs {
+            for ((ns, _), before) in objs {
                 st.rv += 1;
                 let rv = st.rv;
-                let mut o = (*o).clone();
+                let mut o = (*before).clone();
                 meta::metadata_mut(&mut o)
                     .insert("resourceVersion".into(), Value::String(rv.to_string()));
                 emit(
@@ -1253,7 +1308,7 @@ fn remove_object(
                     tx,
                     &crd_gr,
                     ns,
-                    (Arc::new(o), None),
+                    (Arc::new(o), Some(before)),
                     EventType::Deleted,
                     rv,
                 );
@@ -1269,24 +1324,4 @@ fn crd_group_resource(crd: &Value) -> Option<GroupResource> {
         group: spec.get("group")?.as_str()?.to_owned(),
         resource: spec.get("names")?.get("plural")?.as_str()?.to_owned(),
     })
-}
-
-fn encode_continue(ns: &str, name: &str) -> String {
-    let raw = format!("{ns}/{name}");
-    raw.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-fn decode_continue(token: &str) -> Result<(String, String)> {
-    let bad = || Error::BadRequest(format!("invalid continue token: {token:?}"));
-    if !token.len().is_multiple_of(2) {
-        return Err(bad());
-    }
-    let bytes: Vec<u8> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(token.get(i..i + 2).unwrap_or("zz"), 16))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| bad())?;
-    let raw = String::from_utf8(bytes).map_err(|_| bad())?;
-    let (ns, name) = raw.split_once('/').ok_or_else(bad)?;
-    Ok((ns.to_owned(), name.to_owned()))
 }

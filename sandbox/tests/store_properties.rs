@@ -118,3 +118,194 @@ async fn history_is_bounded_by_bytes_and_older_resumptions_expire() {
     let (replay, _, _) = store.watch(&info, None, WatchFrom::After(recent)).unwrap();
     assert_eq!(replay.len(), 4);
 }
+
+/// Every page of a list read at a past resourceVersion, by `Exact` or by continue token.
+fn list_all_at(
+    store: &Store,
+    info: &sveltos_events_sandbox::registry::ResourceInfo,
+    ns: Option<&str>,
+    rv: u64,
+    limit: usize,
+) -> Vec<(String, String, String)> {
+    use sveltos_events_sandbox::store::ListQuery;
+    let mut query = ListQuery {
+        limit,
+        at: Some(rv),
+        ..ListQuery::default()
+    };
+    let mut seen = Vec::new();
+    loop {
+        let page = store.list(info, ns, &query).unwrap();
+        assert_eq!(
+            page.resource_version, rv,
+            "every page is read at the first one's version"
+        );
+        seen.extend(page.items.iter().map(|o| {
+            (
+                o["metadata"]["namespace"].as_str().unwrap().to_owned(),
+                o["metadata"]["name"].as_str().unwrap().to_owned(),
+                o["data"]["v"].as_str().unwrap_or_default().to_owned(),
+            )
+        }));
+        match page.continue_token {
+            Some(token) => {
+                query.continue_token = Some(token);
+                query.at = None;
+            }
+            None => return seen,
+        }
+    }
+}
+
+/// Each configmap's value by namespace and name.
+type Contents = std::collections::BTreeMap<(String, String), String>;
+
+#[tokio::test]
+async fn a_list_at_a_past_version_shows_the_objects_as_they_were_then() {
+    use std::collections::BTreeMap;
+    let store = Store::new();
+    let info = store.resolve("", "v1", "configmaps").unwrap();
+    let opts = WriteOptions {
+        manager: "prop".into(),
+        ..WriteOptions::default()
+    };
+    let mut rng = Rng(5);
+    // What every configmap held after each write: the truth to compare with.
+    let mut truth: Contents = BTreeMap::new();
+    let mut past: Vec<(u64, Contents)> = Vec::new();
+    for i in 0..400 {
+        let name = format!("c{}", rng.next() % 30);
+        let ns = if rng.next().is_multiple_of(2) {
+            "default"
+        } else {
+            "kube-system"
+        };
+        let key = (ns.to_owned(), name.clone());
+        let value = format!("{i}");
+        let done = match rng.next() % 3 {
+            0 => store
+                .create(
+                    &info,
+                    ns,
+                    json!({"metadata": {"name": name}, "data": {"v": value}}),
+                    &opts,
+                )
+                .is_ok(),
+            1 => store
+                .modify(&info, ns, &name, &opts, |o| {
+                    let mut n = o.clone();
+                    n["data"] = json!({"v": value});
+                    Ok(n)
+                })
+                .is_ok(),
+            _ => store
+                .delete(&info, ns, &name, &DeleteOptions::default())
+                .is_ok(),
+        };
+        if done {
+            if store.get(&info, ns, &name).is_ok() {
+                truth.insert(key, value);
+            } else {
+                truth.remove(&key);
+            }
+            past.push((store.resource_version(), truth.clone()));
+        }
+    }
+    for (rv, then) in past.iter().step_by(7) {
+        for limit in [0, 1, 4] {
+            let all = list_all_at(&store, &info, None, *rv, limit);
+            let expected: Vec<_> = then
+                .iter()
+                .map(|((ns, name), v)| (ns.clone(), name.clone(), v.clone()))
+                .collect();
+            assert_eq!(all, expected, "all namespaces at {rv}, pages of {limit}");
+            let default = list_all_at(&store, &info, Some("default"), *rv, limit);
+            let expected: Vec<_> = expected
+                .into_iter()
+                .filter(|(ns, _, _)| ns == "default")
+                .collect();
+            assert_eq!(
+                default, expected,
+                "namespace default at {rv}, pages of {limit}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_list_older_than_the_history_is_gone_and_a_continue_goes_on_at_the_latest() {
+    use sveltos_events_sandbox::error::Error;
+    use sveltos_events_sandbox::store::ListQuery;
+    let store = Store::new();
+    let info = store.resolve("", "v1", "configmaps").unwrap();
+    let opts = WriteOptions {
+        manager: "many".into(),
+        ..WriteOptions::default()
+    };
+    for name in ["a", "b", "c"] {
+        store
+            .create(&info, "default", json!({"metadata": {"name": name}}), &opts)
+            .unwrap();
+    }
+    let first = store
+        .list(
+            &info,
+            Some("default"),
+            &ListQuery {
+                limit: 1,
+                ..ListQuery::default()
+            },
+        )
+        .unwrap();
+    let old = first.resource_version;
+    // Enough writes that the history no longer reaches back to the first page.
+    for i in 0..sveltos_events_sandbox::store::HISTORY + 1 {
+        store
+            .modify(&info, "default", "c", &opts, |o| {
+                let mut n = o.clone();
+                n["data"] = json!({"v": i.to_string()});
+                Ok(n)
+            })
+            .unwrap();
+    }
+    let exact = store.list(
+        &info,
+        Some("default"),
+        &ListQuery {
+            at: Some(old),
+            ..ListQuery::default()
+        },
+    );
+    assert!(
+        matches!(&exact, Err(Error::Expired(m)) if m == "The resourceVersion for the provided list is too old."),
+        "{exact:?}"
+    );
+    let continued = ListQuery {
+        continue_token: first.continue_token.clone(),
+        ..ListQuery::default()
+    };
+    let Err(Error::ContinueExpired { token }) = store.list(&info, Some("default"), &continued)
+    else {
+        panic!("a continue older than the history must be 410 with a token going on");
+    };
+    let rest = store
+        .list(
+            &info,
+            Some("default"),
+            &ListQuery {
+                continue_token: Some(token),
+                ..ListQuery::default()
+            },
+        )
+        .unwrap();
+    let names: Vec<&str> = rest
+        .items
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b", "c"]);
+    assert_eq!(rest.resource_version, store.resource_version());
+    // The latest `c`, written by the last of the writes above.
+    let last = sveltos_events_sandbox::store::HISTORY.to_string();
+    assert_eq!(rest.items[1]["data"]["v"], last.as_str());
+}

@@ -2,6 +2,7 @@
 
 pub mod authz;
 pub mod discovery;
+pub mod list_options;
 pub mod openapi;
 pub mod partial;
 pub mod protobuf;

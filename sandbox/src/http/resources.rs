@@ -1,5 +1,6 @@
 //! Resource endpoints: list, get, create, update, patch, delete (+ `/status`, `/scale`).
 
+use super::list_options::Read;
 use super::{Req, partial, response, table, watch};
 use crate::auth::Attributes;
 use crate::error::{Error, Result};
@@ -99,7 +100,7 @@ pub async fn handle(
         (&Method::GET, None) if is_watch => {
             return watch::serve(store, req, &target.info, target.namespace);
         }
-        (&Method::GET, None) => list(store, req, &target),
+        (&Method::GET, None) => list(store, req, &target).await,
         (&Method::GET, Some(_)) if is_watch => Err(Error::MethodNotAllowed(
             "watch of a single object: use a fieldSelector".into(),
         )),
@@ -181,7 +182,13 @@ pub(super) fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) 
             Some(object(&info.plural))
         }
         Error::UnsupportedMediaType(message) if message != UNKNOWN_MEDIA_TYPE => None,
-        Error::BadRequest(_) | Error::Expired(_) | Error::Internal(_) | Error::Io(_) => None,
+        Error::BadRequest(_)
+        | Error::Expired(_)
+        | Error::ContinueExpired { .. }
+        | Error::TooLargeResourceVersion { .. }
+        | Error::Internal(_)
+        | Error::Storage(_)
+        | Error::Io(_) => None,
         _ => Some(json!({})),
     }
 }
@@ -252,15 +259,22 @@ pub(super) fn field_selector(req: &Req, info: &ResourceInfo) -> Result<FieldSele
     })
 }
 
-fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
+async fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
+    let options = super::list_options::parse(req)?;
+    let at = match options.read {
+        Read::Latest => None,
+        Read::Exact(rv) => Some(rv),
+        Read::NotOlderThan { rv, wait } => {
+            super::list_options::reached(store, rv, wait).await?;
+            None
+        }
+    };
     let q = ListQuery {
         labels: LabelSelector::parse(req.q("labelSelector").unwrap_or(""))?,
         fields: field_selector(req, &t.info)?,
-        limit: req.q("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
-        continue_token: req
-            .q("continue")
-            .filter(|c| !c.is_empty())
-            .map(str::to_owned),
+        limit: options.limit,
+        continue_token: options.continue_token,
+        at,
     };
     let page = store.list(&t.info, t.namespace, &q)?;
     if table::wanted(req) {

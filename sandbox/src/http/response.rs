@@ -43,7 +43,24 @@ pub fn status_body(err: &Error, details: Option<Value>) -> Value {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": err.to_string(), "reason": err.reason(), "code": err.code(),
     });
+    if err.reason().is_empty()
+        && let Some(map) = v.as_object_mut()
+    {
+        map.remove("reason");
+    }
     let mut details = details;
+    match err {
+        Error::ContinueExpired { token } => v["metadata"]["continue"] = json!(token),
+        Error::TooLargeResourceVersion { retry_after, .. } => {
+            let details = details.get_or_insert_with(|| json!({}));
+            details["causes"] = json!([{"reason": "ResourceVersionTooLarge",
+                                        "message": "Too large resource version"}]);
+            if *retry_after > 0 {
+                details["retryAfterSeconds"] = json!(retry_after);
+            }
+        }
+        _ => {}
+    }
     if let Error::Conflict { fields, .. } = err
         && !fields.is_empty()
     {

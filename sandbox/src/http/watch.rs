@@ -33,6 +33,7 @@ struct Params {
 }
 
 fn params(req: &Req, info: &ResourceInfo) -> Result<Params> {
+    super::list_options::validate(req, true)?;
     let initial_events = req.q("sendInitialEvents") == Some("true");
     let rv = req.q("resourceVersion").unwrap_or("");
     let from = if rv.is_empty() || rv == "0" || initial_events {
@@ -258,7 +259,7 @@ pub fn serve(
 ) -> Response {
     let p = match params(req, info) {
         Ok(p) => p,
-        Err(e) => return response::error(&e, None),
+        Err(e) => return response::error(&e, super::resources::error_details(&e, info, None)),
     };
     let (replay, rx, now) = match store.watch(info, ns, p.from) {
         Ok(r) => r,

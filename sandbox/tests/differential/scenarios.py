@@ -563,6 +563,54 @@ def selectors():
     return out
 
 
+def paging():
+    """Lists at a resourceVersion: continue pages and `resourceVersionMatch` read the objects as
+    they were then, whatever changed since."""
+    cm = CONFIGMAP
+    seed = [step("POST", cm.base, cm.obj(name)) for name in ("a", "b", "c", "d")]
+    merge = "application/merge-patch+json"
+    changes = [step("POST", cm.base, cm.obj("e")),
+               step("PATCH", cm.path("c"), {"data": {"k": "changed"}}, contentType=merge),
+               step("DELETE", cm.path("d"))]
+    return {
+        # Step 4 is the first page; 5-7 change what follows it; 8 continues at step 4's RV.
+        "page-snapshot": seed + [step("GET", cm.base + "?limit=2")] + changes
+        + [step("GET", cm.base + "?limit=2&continue={{continue:4}}"),
+           step("GET", cm.base + "?limit=2&continue={{continue:8}}"),
+           step("GET", cm.base)],
+        "page-continue-with-rv": seed + [
+            step("GET", cm.base + "?limit=1"),
+            step("GET", cm.base + "?limit=1&resourceVersion={{rv:4}}&continue={{continue:4}}")],
+        "page-continue-unknown-version": [step("GET", cm.base + "?limit=1&continue="
+                                               "eyJ2IjoibWV0YS5rOHMuaW8vdjIiLCJydiI6MSwic3RhcnQiOiJhXHUwMDAwIn0")],
+        "page-continue-empty-start": [step("GET", cm.base + "?limit=1&continue="
+                                           "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIifQ")],
+        "rv-exact": seed + changes + [
+            step("GET", cm.base + "?resourceVersion={{rv:1}}&resourceVersionMatch=Exact"),
+            step("GET", cm.base + "?resourceVersion={{rv:3}}&resourceVersionMatch=Exact&limit=3")],
+        "rv-limit-is-exact": seed + changes + [step("GET", cm.base + "?resourceVersion={{rv:3}}&limit=10")],
+        "rv-not-older-than": seed + [
+            step("GET", cm.base + "?resourceVersion={{rv:1}}&resourceVersionMatch=NotOlderThan")],
+        "rv-unset-match": seed + [step("GET", cm.base + "?resourceVersion={{rv:1}}")],
+        "rv-match-without-rv": [step("GET", cm.base + "?resourceVersionMatch=Exact")],
+        "rv-match-exact-zero": [step("GET", cm.base + "?resourceVersion=0&resourceVersionMatch=Exact")],
+        "rv-match-unknown": [step("GET", cm.base + "?resourceVersion=1&resourceVersionMatch=Newest")],
+        "rv-match-with-continue": seed + [
+            step("GET", cm.base + "?limit=1"),
+            step("GET", cm.base + "?limit=1&resourceVersion={{rv:4}}&resourceVersionMatch=Exact"
+                                  "&continue={{continue:4}}")],
+        "rv-match-watch": [step("GET", cm.base + "?watch=1&timeoutSeconds=1&resourceVersion=1"
+                                                 "&resourceVersionMatch=NotOlderThan")],
+        "rv-exact-future": [step("GET", cm.base + "?resourceVersion=999999999&resourceVersionMatch=Exact")],
+        "rv-not-older-than-future": [step("GET", cm.base + "?resourceVersion=999999999"
+                                                       "&resourceVersionMatch=NotOlderThan")],
+        "rv-zero-limit": seed + [step("GET", cm.base + "?resourceVersion=0&limit=1")],
+        "rv-not-a-number-unset-match": [step("GET", cm.base + "?resourceVersion=abc")],
+        "rv-not-a-number-limit": [step("GET", cm.base + "?resourceVersion=abc&limit=2")],
+        "rv-not-a-number": [step("GET", cm.base + "?resourceVersion=abc&resourceVersionMatch=Exact")],
+    }
+
+
 def watches():
     cm, w = CONFIGMAP, WIDGET
     merge = "application/merge-patch+json"
@@ -715,6 +763,7 @@ def families():
         "gc": gc(),
         "namespaces": namespaces(),
         "selectors": selectors(),
+        "paging": paging(),
         "watch": watches(),
         "errors": errors(),
         "schema": schema(),
