@@ -23,6 +23,7 @@ pub mod smp;
 pub mod store;
 pub mod structural;
 pub mod tokens;
+pub mod typed;
 pub mod validation;
 pub mod webhook;
 

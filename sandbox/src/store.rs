@@ -145,6 +145,23 @@ pub struct WriteOptions {
     pub applied: bool,
     /// A check the object must pass before it is stored.
     pub admit: Option<Admission>,
+    /// What to do with fields a built-in kind does not have (`fieldValidation`).
+    pub field_validation: crate::typed::FieldValidation,
+    /// The warnings the write gave (unknown fields under `Warn`), for `Warning` headers.
+    pub warnings: Arc<Mutex<Vec<String>>>,
+}
+
+impl WriteOptions {
+    /// Decodes `object` as its built-in kind's type, as `fieldValidation` says.
+    fn decode(&self, info: &ResourceInfo, object: &mut Value) -> Result<()> {
+        let warnings = crate::typed::admit(info, object, self.field_validation)?;
+        if !warnings.is_empty()
+            && let Ok(mut kept) = self.warnings.lock()
+        {
+            kept.extend(warnings);
+        }
+        Ok(())
+    }
 }
 
 /// Options of a deletion.
@@ -628,6 +645,7 @@ impl Store {
         defaults::apply(info, &mut obj);
         crate::structural::validate(info, &obj)?;
         crate::validation::builtin(info, None, &obj)?;
+        opts.decode(info, &mut obj)?;
         st.allocator.allocate(info, &mut obj);
         if info.plural == "namespaces" && info.group.is_empty() {
             meta::metadata_mut(&mut obj)
@@ -1168,6 +1186,7 @@ fn prepare_update(
     defaults::apply(info, &mut new);
     crate::structural::validate(info, &new)?;
     crate::validation::builtin(info, Some(old), &new)?;
+    opts.decode(info, &mut new)?;
     defaults::keep_allocated(info, old, &mut new).map_err(Error::Invalid)?;
     if info.generation && spec_differs(old, &new) {
         let g = old["metadata"]["generation"].as_i64().unwrap_or(0);

@@ -62,7 +62,7 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
          sandbox answers every list in key order, as storage does",
     ),
     (
-        "^(err-bad-json|err-kind-mismatch|err-widget-no-kind|sel-invalid|cm-value-not-a-string)$",
+        "^(err-bad-json|err-kind-mismatch|err-widget-no-kind|sel-invalid|cm-value-not-a-string|svc-wrong-type)$",
         "^/message:",
         "decoder and parser messages are not Go's",
     ),

@@ -435,6 +435,53 @@ async fn kubectl_server_side_apply_merges_lists_by_key() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A Deployment with a misspelt field (`replica`) and a misspelt container field.
+const DEPLOY_TYPO: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo}\nspec:\n  replica: 2\n  selector: {matchLabels: {app: t}}\n  template:\n    metadata: {labels: {app: t}}\n    spec:\n      containers: [{name: c, image: nginx, imagePullPolice: Always}]\n";
+
+/// A misspelt field is refused by `kubectl apply` (which asks for `fieldValidation=Strict`),
+/// told as a warning with `--validate=warn` and dropped silently with `--validate=false`, as a
+/// 1.32 kube-apiserver does; either way it is not stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_is_told_of_unknown_fields_as_it_asks() {
+    let (dir, sb) = start("sbx-kubectl-fields").await;
+    let strict = "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding \
+                  error: unknown field \"spec.replica\", unknown field \
+                  \"spec.template.spec.containers[0].imagePullPolice\"";
+    let stored = ["get", "deploy", "typo", "-o", "jsonpath={.spec}"];
+    let steps: Vec<Step> = vec![
+        (vec!["apply", "-f", "-"], Some(DEPLOY_TYPO), false, strict),
+        (
+            vec!["apply", "--validate=warn", "-f", "-"],
+            Some(DEPLOY_TYPO),
+            true,
+            "Warning: unknown field \"spec.replica\"",
+        ),
+        (stored.to_vec(), None, true, "\"replicas\":1"),
+        (vec!["delete", "deploy", "typo"], None, true, "deleted"),
+        (
+            vec!["apply", "--validate=false", "-f", "-"],
+            Some(DEPLOY_TYPO),
+            true,
+            "created",
+        ),
+    ];
+    run_steps(&dir, steps).await;
+    let (_, quiet) = kubectl(
+        &dir,
+        &["apply", "--validate=false", "-f", "-"],
+        Some(DEPLOY_TYPO),
+    )
+    .await;
+    assert!(!quiet.contains("Warning"), "{quiet}");
+    let (_, spec) = kubectl(&dir, &stored, None).await;
+    assert!(
+        !spec.contains("replica\"") && !spec.contains("imagePullPolice"),
+        "{spec}"
+    );
+    sb.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A ConfigMap the limited account may not create.
 const CONFIGMAP_DENIED: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: denied\ndata:\n  a: b\n";

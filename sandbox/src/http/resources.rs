@@ -445,7 +445,22 @@ fn write_options(store: &Store, req: &Req, t: &Target<'_>, sub: &str) -> Result<
         subresource: sub.to_owned(),
         applied: false,
         admit: escalation_check(store, req, t),
+        field_validation: crate::typed::FieldValidation::parse(req.q("fieldValidation"))?,
+        warnings: Default::default(),
     })
+}
+
+/// `response` with a `Warning` header for each warning the write gave, as kube-apiserver
+/// sends them (`299 - "text"`), which kubectl prints as `Warning: text`.
+fn warned(mut response: Response, opts: &WriteOptions) -> Response {
+    let warnings = opts.warnings.lock().map(|w| w.clone()).unwrap_or_default();
+    for warning in warnings {
+        let quoted = format!("299 - {}", serde_json::Value::String(warning));
+        if let Ok(value) = axum::http::HeaderValue::from_str(&quoted) {
+            response.headers_mut().append("Warning", value);
+        }
+    }
+    response
 }
 
 /// For writes of Roles and bindings by users outside `system:masters`: the rules they may
@@ -468,7 +483,10 @@ fn create(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     check_kind(&t.info, &body)?;
     let opts = write_options(store, req, t, "")?;
     let obj = store.create(&t.info, ns_of(t), body, &opts)?;
-    Ok(response::json(201, &store.to_version(&t.info, &obj)?))
+    Ok(warned(
+        response::json(201, &store.to_version(&t.info, &obj)?),
+        &opts,
+    ))
 }
 
 fn check_kind(info: &ResourceInfo, body: &Value) -> Result<()> {
@@ -506,7 +524,10 @@ fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     }
     check_kind(&t.info, &body)?;
     let obj = store.update(&t.info, ns_of(t), name, body, &opts)?;
-    Ok(response::json(200, &store.to_version(&t.info, &obj)?))
+    Ok(warned(
+        response::json(200, &store.to_version(&t.info, &obj)?),
+        &opts,
+    ))
 }
 
 /// An apply that creates its object is also a `create` of that name, authorized as
@@ -554,9 +575,12 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
             authorize_create(store, req, t, name)?;
         }
         let obj = store.apply(&t.info, ns, name, &body, force, &opts)?;
-        return Ok(response::json(
-            if existed { 200 } else { 201 },
-            &store.to_version(&t.info, &obj)?,
+        return Ok(warned(
+            response::json(
+                if existed { 200 } else { 201 },
+                &store.to_version(&t.info, &obj)?,
+            ),
+            &opts,
         ));
     }
     if ptype == PatchType::Strategic && t.info.custom {
@@ -587,7 +611,10 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
     if scale {
         return Ok(response::json(200, &scale_of(&t.info, &obj)));
     }
-    Ok(response::json(200, &store.to_version(&t.info, &obj)?))
+    Ok(warned(
+        response::json(200, &store.to_version(&t.info, &obj)?),
+        &opts,
+    ))
 }
 
 fn delete_options(req: &Req) -> Result<DeleteOptions> {

@@ -746,6 +746,18 @@ def validation():
             step("PATCH", secret.path("a"), {"type": "example.com/other"},
                  contentType="application/merge-patch+json")],
         "svc-no-ports": [step("POST", svc.base, svc.obj("a", {"selector": {"app": "a"}}))],
+        # Fields a built-in kind does not have are dropped (1.20 has no fieldValidation).
+        "cm-unknown-fields": [step("POST", cm.base, {**cm.obj("a"), "colour": "red",
+                                                     "metadata": {"name": "a", "shade": 1}}),
+                              step("PUT", cm.path("a"), {**cm.obj("a", rv="{{rv:0}}"), "size": 2}),
+                              step("PATCH", cm.path("a"), {"weight": 3, "data": {"k": "x"}},
+                                   contentType="application/merge-patch+json"),
+                              step("GET", cm.path("a"))],
+        "svc-unknown-nested-field": [step("POST", svc.base, svc.obj("a", {
+            "ports": [{"port": 80, "name": "http", "colour": "red"}],
+            "selector": {"app": "a"}, "shape": "round"}))],
+        "svc-wrong-type": [step("POST", svc.base, svc.obj("a", {
+            "ports": [{"port": "eighty", "name": "http"}], "selector": {"app": "a"}}))],
         "svc-headless-no-ports": [step("POST", svc.base, svc.obj("a", {"clusterIP": "None",
                                                                         "selector": {"app": "a"}}))],
     }

@@ -1,0 +1,259 @@
+//! Built-in objects decoded as kube-apiserver decodes them into their Go types: a value of
+//! the wrong type is refused (400), and a field the type does not have is dropped, told as a
+//! warning, or refused, as the request's `fieldValidation` says. The types are
+//! k8s-openapi's, which read what the Go types read; the object kept is the one written, less
+//! its unknown fields (a round trip through the typed value would rewrite what it keeps).
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::registry::ResourceInfo;
+
+/// What to do with fields the schema does not know (`fieldValidation`; `Warn` unless said).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and say so in `Warning` headers.
+    #[default]
+    Warn,
+    /// Refuse the write.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Reads the `fieldValidation` query parameter.
+    pub fn parse(value: Option<&str>) -> Result<Self> {
+        match value.unwrap_or_default() {
+            "" | "Warn" => Ok(FieldValidation::Warn),
+            "Ignore" => Ok(FieldValidation::Ignore),
+            "Strict" => Ok(FieldValidation::Strict),
+            other => Err(Error::BadRequest(format!(
+                "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \
+                 \"Strict\", \"Warn\""
+            ))),
+        }
+    }
+}
+
+/// The typed round trip of a built-in kind: the object as its type reads it back.
+type RoundTrip = fn(&Value) -> std::result::Result<Value, serde_json::Error>;
+
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(
+    object: &Value,
+) -> std::result::Result<Value, serde_json::Error> {
+    let typed: T = T::deserialize(object)?;
+    serde_json::to_value(typed)
+}
+
+macro_rules! kinds {
+    ($(($group:literal, $version:literal, $kind:literal) => $ty:ty,)*) => {
+        /// The typed round trip of built-in kind `group/version kind`, if it is one.
+        fn typed(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
+            match (group, version, kind) {
+                $(($group, $version, $kind) => Some(round_trip::<$ty>),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+use k8s_openapi::api;
+kinds! {
+    ("", "v1", "ConfigMap") => api::core::v1::ConfigMap,
+    ("", "v1", "Secret") => api::core::v1::Secret,
+    ("", "v1", "Service") => api::core::v1::Service,
+    ("", "v1", "Pod") => api::core::v1::Pod,
+    ("", "v1", "Namespace") => api::core::v1::Namespace,
+    ("", "v1", "ServiceAccount") => api::core::v1::ServiceAccount,
+    ("", "v1", "Endpoints") => api::core::v1::Endpoints,
+    ("", "v1", "PersistentVolumeClaim") => api::core::v1::PersistentVolumeClaim,
+    ("", "v1", "PersistentVolume") => api::core::v1::PersistentVolume,
+    ("", "v1", "ResourceQuota") => api::core::v1::ResourceQuota,
+    ("", "v1", "LimitRange") => api::core::v1::LimitRange,
+    ("", "v1", "ReplicationController") => api::core::v1::ReplicationController,
+    ("", "v1", "PodTemplate") => api::core::v1::PodTemplate,
+    ("apps", "v1", "Deployment") => api::apps::v1::Deployment,
+    ("apps", "v1", "StatefulSet") => api::apps::v1::StatefulSet,
+    ("apps", "v1", "DaemonSet") => api::apps::v1::DaemonSet,
+    ("apps", "v1", "ReplicaSet") => api::apps::v1::ReplicaSet,
+    ("batch", "v1", "Job") => api::batch::v1::Job,
+    ("batch", "v1", "CronJob") => api::batch::v1::CronJob,
+    ("networking.k8s.io", "v1", "NetworkPolicy") => api::networking::v1::NetworkPolicy,
+    ("networking.k8s.io", "v1", "Ingress") => api::networking::v1::Ingress,
+    ("networking.k8s.io", "v1", "IngressClass") => api::networking::v1::IngressClass,
+    ("rbac.authorization.k8s.io", "v1", "Role") => api::rbac::v1::Role,
+    ("rbac.authorization.k8s.io", "v1", "ClusterRole") => api::rbac::v1::ClusterRole,
+    ("rbac.authorization.k8s.io", "v1", "RoleBinding") => api::rbac::v1::RoleBinding,
+    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding") => api::rbac::v1::ClusterRoleBinding,
+    ("policy", "v1", "PodDisruptionBudget") => api::policy::v1::PodDisruptionBudget,
+    ("autoscaling", "v2", "HorizontalPodAutoscaler") => api::autoscaling::v2::HorizontalPodAutoscaler,
+    ("storage.k8s.io", "v1", "StorageClass") => api::storage::v1::StorageClass,
+    ("scheduling.k8s.io", "v1", "PriorityClass") => api::scheduling::v1::PriorityClass,
+    ("coordination.k8s.io", "v1", "Lease") => api::coordination::v1::Lease,
+    ("discovery.k8s.io", "v1", "EndpointSlice") => api::discovery::v1::EndpointSlice,
+}
+
+/// Decodes `object` as built-in kind `info` would be: refuses a value of the wrong type and
+/// drops the fields the kind does not have; returns their paths as Go's strict decoder names
+/// them (`spec.template.spec.containers[0].imagePullPolice`). Other kinds pass unchanged.
+pub fn decode(info: &ResourceInfo, object: &mut Value) -> Result<Vec<String>> {
+    if info.custom {
+        return Ok(Vec::new());
+    }
+    let Some(round_trip) = typed(&info.group, &info.version, &info.kind) else {
+        return Ok(Vec::new());
+    };
+    let read = round_trip(object).map_err(|e| {
+        let kind = &info.kind;
+        Error::BadRequest(format!(
+            "{kind} in version {:?} cannot be handled as a {kind}: {e}",
+            info.version
+        ))
+    })?;
+    let mut unknown = Vec::new();
+    drop_unknown(object, &read, "", &mut unknown);
+    Ok(unknown)
+}
+
+/// Removes from `written` every non-null field that `read` (its typed reading) lacks,
+/// recording each one's path.
+fn drop_unknown(written: &mut Value, read: &Value, path: &str, unknown: &mut Vec<String>) {
+    match (written, read) {
+        (Value::Object(fields), Value::Object(known)) => {
+            fields.retain(|name, value| {
+                let here = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
+                match known.get(name) {
+                    Some(read) => {
+                        drop_unknown(value, read, &here, unknown);
+                        true
+                    }
+                    None if value.is_null() => true,
+                    None => {
+                        unknown.push(here);
+                        false
+                    }
+                }
+            });
+        }
+        (Value::Array(items), Value::Array(known)) => {
+            for (i, (item, read)) in items.iter_mut().zip(known).enumerate() {
+                drop_unknown(item, read, &format!("{path}[{i}]"), unknown);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Decodes `object` as [`decode`] does and applies `validation` to its unknown fields:
+/// refused under `Strict`, returned as warnings under `Warn`.
+pub fn admit(
+    info: &ResourceInfo,
+    object: &mut Value,
+    validation: FieldValidation,
+) -> Result<Vec<String>> {
+    let unknown = decode(info, object)?;
+    match validation {
+        _ if unknown.is_empty() => Ok(unknown),
+        FieldValidation::Strict => Err(strict_error(info, &unknown)),
+        FieldValidation::Warn => Ok(unknown
+            .iter()
+            .map(|f| format!("unknown field {f:?}"))
+            .collect()),
+        FieldValidation::Ignore => Ok(Vec::new()),
+    }
+}
+
+/// The refusal of a write with unknown fields under `Strict`.
+pub fn strict_error(info: &ResourceInfo, unknown: &[String]) -> Error {
+    let fields: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field {f:?}"))
+        .collect();
+    let kind = &info.kind;
+    Error::BadRequest(format!(
+        "{kind} in version {:?} cannot be handled as a {kind}: strict decoding error: {}",
+        info.version,
+        fields.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment() -> ResourceInfo {
+        let store = crate::store::Store::new();
+        let info = store.resolve("apps", "v1", "deployments").expect("served");
+        (*info).clone()
+    }
+
+    #[test]
+    fn unknown_fields_are_dropped_and_named_as_go_names_them() {
+        let mut object = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "labels": {"any": "label"}, "colour": "red"},
+            "spec": {"replicas": 2, "replica": 3, "selector": {"matchLabels": {"app": "d"}},
+                     "template": {"metadata": {"labels": {"app": "d"}},
+                                  "spec": {"containers": [
+                                      {"name": "c", "image": "x", "imagePullPolice": "Always"}]}}},
+            "status": null,
+        });
+        let unknown = decode(&deployment(), &mut object).expect("well typed");
+        assert_eq!(
+            unknown,
+            [
+                "metadata.colour",
+                "spec.replica",
+                "spec.template.spec.containers[0].imagePullPolice"
+            ]
+        );
+        assert_eq!(object["spec"]["replicas"], 2);
+        assert!(object["spec"].get("replica").is_none());
+        assert_eq!(object["metadata"]["labels"]["any"], "label");
+        assert!(
+            object["spec"]["template"]["spec"]["containers"][0]
+                .get("imagePullPolice")
+                .is_none()
+        );
+        // What the type knows is kept as written (an absent list is not filled in).
+        assert!(object["spec"]["template"]["spec"].get("volumes").is_none());
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_refused() {
+        let mut object = json!({"spec": {"replicas": "two"}});
+        let error = decode(&deployment(), &mut object).expect_err("replicas is an integer");
+        assert!(
+            error
+                .to_string()
+                .starts_with("Deployment in version \"v1\" cannot be handled as a Deployment: "),
+            "{error}"
+        );
+        assert_eq!(error.code(), 400);
+    }
+
+    #[test]
+    fn strictness_is_read_from_the_query_and_refuses_in_go_words() {
+        assert_eq!(
+            FieldValidation::parse(None).ok(),
+            Some(FieldValidation::Warn)
+        );
+        assert_eq!(
+            FieldValidation::parse(Some("Strict")).ok(),
+            Some(FieldValidation::Strict)
+        );
+        assert!(FieldValidation::parse(Some("strict")).is_err());
+        let error = strict_error(&deployment(), &["spec.replica".into(), "spec.x".into()]);
+        assert_eq!(
+            error.to_string(),
+            "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding \
+             error: unknown field \"spec.replica\", unknown field \"spec.x\""
+        );
+    }
+}
