@@ -70,8 +70,19 @@ fn deployment(obj: &mut Value) {
             rolling.entry("maxSurge").or_insert_with(|| json!("25%"));
         }
     }
-    if let Some(pod) = object_entry(spec, "template").and_then(|t| object_entry(t, "spec")) {
-        pod_spec(pod);
+    if let Some(template) = object_entry(spec, "template") {
+        // Go writes a template's zero creation time as null.
+        if let Some(meta) = object_entry(template, "metadata") {
+            meta.entry("creationTimestamp").or_insert(Value::Null);
+        }
+        if let Some(pod) = object_entry(template, "spec") {
+            pod_spec(pod);
+        }
+    }
+    // Until the deployment controller writes one, the status is Go's empty struct.
+    if let Some(root) = obj.as_object_mut() {
+        root.entry("status")
+            .or_insert_with(|| Value::Object(Map::new()));
     }
 }
 

@@ -23,6 +23,15 @@ pub enum Error {
     /// 422 Invalid.
     #[error("{0}")]
     Invalid(String),
+    /// 422 Invalid with every field error, as kube-apiserver lists them: one is told as
+    /// `<subject> is invalid: <field>: <text>`, several as `... is invalid: [<f>: <t>, ...]`.
+    #[error("{subject} is invalid: {}", fields_text(causes))]
+    InvalidFields {
+        /// `Kind[.group] "name"`.
+        subject: String,
+        /// `(field, text)` of each error, in order.
+        causes: Vec<(String, String)>,
+    },
     /// 400 BadRequest.
     #[error("{0}")]
     BadRequest(String),
@@ -81,7 +90,7 @@ impl Error {
         match self {
             Error::NotFound(_) => 404,
             Error::AlreadyExists(_) | Error::Conflict { .. } => 409,
-            Error::Invalid(_) => 422,
+            Error::Invalid(_) | Error::InvalidFields { .. } => 422,
             Error::BadRequest(_) => 400,
             Error::Unauthorized(_) => 401,
             Error::Forbidden(_) => 403,
@@ -99,7 +108,7 @@ impl Error {
             Error::NotFound(_) => "NotFound",
             Error::AlreadyExists(_) => "AlreadyExists",
             Error::Conflict { .. } => "Conflict",
-            Error::Invalid(_) => "Invalid",
+            Error::Invalid(_) | Error::InvalidFields { .. } => "Invalid",
             Error::BadRequest(_) => "BadRequest",
             Error::Unauthorized(_) => "Unauthorized",
             Error::Forbidden(_) => "Forbidden",
@@ -110,5 +119,14 @@ impl Error {
             Error::Internal(_) | Error::Io(_) => "InternalError",
             Error::Storage(_) => "",
         }
+    }
+}
+
+/// Field errors as Go's `ErrorList.ToAggregate` writes them.
+fn fields_text(causes: &[(String, String)]) -> String {
+    let each: Vec<String> = causes.iter().map(|(f, t)| format!("{f}: {t}")).collect();
+    match each.as_slice() {
+        [one] => one.clone(),
+        _ => format!("[{}]", each.join(", ")),
     }
 }

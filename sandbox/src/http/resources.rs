@@ -168,6 +168,7 @@ pub(super) fn error_details(e: &Error, info: &ResourceInfo, name: Option<&str>) 
             }))
         }
         Error::Invalid(message) => Some(invalid_details(message)),
+        Error::InvalidFields { subject, causes } => Some(fields_details(subject, causes)),
         Error::Forbidden(message) if message.contains("because it is being terminated") => {
             let namespace = message.rsplit("namespace ").next().unwrap_or_default();
             let namespace = namespace.split(' ').next().unwrap_or_default();
@@ -230,18 +231,33 @@ pub(super) fn invalid_details(message: &str) -> Value {
         details["group"] = json!(group);
     }
     if let Some((field, text)) = rest.split_once(": ") {
-        let reason = if text.starts_with("Required value") {
-            "FieldValueRequired"
-        } else if text.starts_with("Forbidden") {
-            "FieldValueForbidden"
-        } else if text.starts_with("Unsupported value") {
-            "FieldValueNotSupported"
-        } else {
-            "FieldValueInvalid"
-        };
-        details["causes"] = json!([{"reason": reason, "message": text, "field": field}]);
+        details["causes"] = json!([cause(field, text)]);
     }
     details
+}
+
+/// Details of a 422 with field errors: the subject's kind, group and name, and each error
+/// as a cause.
+fn fields_details(subject: &str, causes: &[(String, String)]) -> Value {
+    let mut details = invalid_details(&format!("{subject} is invalid: "));
+    details["causes"] = causes.iter().map(|(f, t)| cause(f, t)).collect();
+    details
+}
+
+/// One field error as a `details.causes` entry, its reason read from its text.
+fn cause(field: &str, text: &str) -> Value {
+    let reason = if text.starts_with("Required value") {
+        "FieldValueRequired"
+    } else if text.starts_with("Forbidden") {
+        "FieldValueForbidden"
+    } else if text.starts_with("Unsupported value") {
+        "FieldValueNotSupported"
+    } else if text.starts_with("Duplicate value") {
+        "FieldValueDuplicate"
+    } else {
+        "FieldValueInvalid"
+    };
+    json!({"reason": reason, "message": text, "field": field})
 }
 
 fn ns_of<'a>(t: &Target<'a>) -> &'a str {

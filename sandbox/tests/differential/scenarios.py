@@ -731,6 +731,27 @@ def schema():
     }
 
 
+DEPLOYMENTS = "/apis/apps/v1/namespaces/$NS/deployments"
+
+
+def deployment(selector, labels):
+    spec = {"template": {"metadata": {"labels": labels},
+                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}
+    if selector is not None:
+        spec["selector"] = selector
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+
+
+def pod(spec):
+    """Creates the namespace's `default` ServiceAccount (the oracle runs no controller that
+    would), then a Pod of `spec` that mounts no token (the oracle makes none)."""
+    return [step("POST", "/api/v1/namespaces/$NS/serviceaccounts",
+                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}),
+            step("POST", "/api/v1/namespaces/$NS/pods",
+                 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                  "spec": {"automountServiceAccountToken": False, **spec}})]
+
+
 def validation():
     """Built-in kinds refused as kube-apiserver refuses them."""
     cm, secret, svc = CONFIGMAP, SECRET, SERVICE
@@ -746,6 +767,24 @@ def validation():
             step("PATCH", secret.path("a"), {"type": "example.com/other"},
                  contentType="application/merge-patch+json")],
         "svc-no-ports": [step("POST", svc.base, svc.obj("a", {"selector": {"app": "a"}}))],
+        "pod-no-containers": pod({}),
+        "pod-container-no-image": pod({"containers": [{"name": "c"}]}),
+        "pod-container-no-name-no-image": pod({"containers": [{}]}),
+        "pod-duplicate-container": pod({"containers": [{"name": "c", "image": "x"},
+                                                       {"name": "c", "image": "y"}]}),
+        "deploy-no-containers": [step("POST", DEPLOYMENTS, {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"app": "a"}},
+                     "template": {"metadata": {"labels": {"app": "a"}}, "spec": {}}}})],
+        "deploy-selector-expressions": [step("POST", DEPLOYMENTS, deployment(
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]},
+                                  {"key": "tier", "operator": "DoesNotExist"}]},
+            {"app": "b", "tier": "web"}))],
+        "deploy-selector-mismatch": [step("POST", DEPLOYMENTS, deployment(
+            {"matchLabels": {"app": "a"}}, {"app": "b"}))],
+        "deploy-no-selector": [step("POST", DEPLOYMENTS, deployment(None, {"app": "a"}))],
+        "deploy-selector-matches": [step("POST", DEPLOYMENTS, deployment(
+            {"matchLabels": {"app": "a"}}, {"app": "a", "tier": "web"}))],
         # Fields a built-in kind does not have are dropped (1.20 has no fieldValidation).
         "cm-unknown-fields": [step("POST", cm.base, {**cm.obj("a"), "colour": "red",
                                                      "metadata": {"name": "a", "shade": 1}}),

@@ -1,6 +1,9 @@
 //! kube-apiserver's validation of the built-in kinds users write most, in its words: what a
 //! real cluster refuses, the sandbox refuses too. So far: ConfigMap and Secret keys and value
-//! types, a Secret's type fixed once set, a Service's ports. Other kinds are stored as sent.
+//! types, a Secret's type fixed once set, a Service's ports, and Pods' and workloads'
+//! containers and selectors ([`workloads`]). Other kinds are stored as sent.
+
+mod workloads;
 
 use serde_json::Value;
 
@@ -9,10 +12,22 @@ use crate::registry::ResourceInfo;
 
 /// Refuses `object` (replacing `old`, on an update) where kube-apiserver would.
 pub fn builtin(info: &ResourceInfo, old: Option<&Value>, object: &Value) -> Result<()> {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    if info.custom {
+        return Ok(());
+    }
+    let causes = workloads::errors(&info.group, &info.plural, object);
+    if !causes.is_empty() {
+        let subject = if info.group.is_empty() {
+            format!("{} {name:?}", info.kind)
+        } else {
+            format!("{}.{} {name:?}", info.kind, info.group)
+        };
+        return Err(Error::InvalidFields { subject, causes });
+    }
     if !info.group.is_empty() {
         return Ok(());
     }
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let invalid = |field: String, text: String| {
         Err(Error::Invalid(format!(
             "{} \"{name}\" is invalid: {field}: {text}",

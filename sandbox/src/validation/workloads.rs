@@ -1,0 +1,199 @@
+//! kube-apiserver's validation of Pods and of the workloads that carry a pod template
+//! (Deployments, ReplicaSets, StatefulSets, DaemonSets): containers named, unique and with an
+//! image; a selector that is there and matches the template's labels. Every error is told,
+//! in kube-apiserver's order and words.
+
+use serde_json::Value;
+
+/// The field errors of `object` of resource `group/plural`: `(field, text)` in order.
+pub fn errors(group: &str, plural: &str, object: &Value) -> Vec<(String, String)> {
+    let spec = &object["spec"];
+    let mut errors = Vec::new();
+    match (group, plural) {
+        ("", "pods") => pod_spec(spec, "spec", &mut errors),
+        ("apps", "deployments" | "replicasets" | "statefulsets" | "daemonsets") => {
+            selector(spec, &mut errors);
+            pod_spec(&spec["template"]["spec"], "spec.template.spec", &mut errors);
+        }
+        _ => {}
+    }
+    errors
+}
+
+/// A workload's selector is required and must select its template's labels.
+fn selector(spec: &Value, errors: &mut Vec<(String, String)>) {
+    let selector = &spec["selector"];
+    if selector.is_null() {
+        errors.push(("spec.selector".into(), "Required value".into()));
+    }
+    let labels = &spec["template"]["metadata"]["labels"];
+    // No selector selects nothing (Go's `labels.Nothing()`).
+    if selector.is_null() || !matches(selector, labels) {
+        errors.push((
+            "spec.template.metadata.labels".into(),
+            format!(
+                "Invalid value: {}: `selector` does not match template `labels`",
+                go_map(labels)
+            ),
+        ));
+    }
+}
+
+/// Whether a `LabelSelector` (matchLabels and matchExpressions) selects `labels`.
+fn matches(selector: &Value, labels: &Value) -> bool {
+    let label = |key: &str| labels[key].as_str();
+    let equal = selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .all(|(key, value)| label(key) == value.as_str());
+    let expressions = selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .all(|requirement| {
+            let key = requirement["key"].as_str().unwrap_or_default();
+            let values: Vec<&str> = requirement["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            match requirement["operator"].as_str().unwrap_or_default() {
+                "In" => label(key).is_some_and(|v| values.contains(&v)),
+                "NotIn" => label(key).is_none_or(|v| !values.contains(&v)),
+                "Exists" => label(key).is_some(),
+                "DoesNotExist" => label(key).is_none(),
+                _ => false,
+            }
+        });
+    equal && expressions
+}
+
+/// A map of labels as Go's `%#v` prints a `map[string]string`.
+fn go_map(labels: &Value) -> String {
+    let Some(map) = labels.as_object() else {
+        return "map[string]string(nil)".to_owned();
+    };
+    let mut pairs: Vec<(&String, &str)> = map
+        .iter()
+        .map(|(k, v)| (k, v.as_str().unwrap_or_default()))
+        .collect();
+    pairs.sort();
+    let each: Vec<String> = pairs.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect();
+    format!("map[string]string{{{}}}", each.join(", "))
+}
+
+/// A pod spec's containers: at least one, each named (once) and with an image.
+fn pod_spec(spec: &Value, path: &str, errors: &mut Vec<(String, String)>) {
+    let containers = spec["containers"].as_array().map_or(&[][..], Vec::as_slice);
+    if containers.is_empty() {
+        errors.push((format!("{path}.containers"), "Required value".into()));
+        return;
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, container) in containers.iter().enumerate() {
+        let at = format!("{path}.containers[{i}]");
+        let name = container["name"].as_str().unwrap_or_default();
+        if name.is_empty() {
+            errors.push((format!("{at}.name"), "Required value".into()));
+        }
+        if !names.insert(name) {
+            errors.push((format!("{at}.name"), format!("Duplicate value: {name:?}")));
+        }
+        if container["image"].as_str().is_none_or(str::is_empty) {
+            errors.push((format!("{at}.image"), "Required value".into()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment(selector: Value, labels: Value) -> Value {
+        json!({"spec": {"selector": selector, "template": {"metadata": {"labels": labels},
+               "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+    }
+
+    #[test]
+    fn a_selector_must_be_there_and_select_the_template() {
+        let ok = deployment(
+            json!({"matchLabels": {"app": "a"}}),
+            json!({"app": "a", "t": "w"}),
+        );
+        assert!(errors("apps", "deployments", &ok).is_empty());
+        let off = deployment(json!({"matchLabels": {"app": "a"}}), json!({"app": "b"}));
+        assert_eq!(
+            errors("apps", "deployments", &off),
+            [(
+                "spec.template.metadata.labels".to_owned(),
+                "Invalid value: map[string]string{\"app\":\"b\"}: `selector` does not match \
+                 template `labels`"
+                    .to_owned()
+            )]
+        );
+        let none = deployment(Value::Null, json!({"app": "a"}));
+        let fields: Vec<String> = errors("apps", "deployments", &none)
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(fields, ["spec.selector", "spec.template.metadata.labels"]);
+        let expressions = json!({"matchExpressions": [
+            {"key": "app", "operator": "In", "values": ["a", "b"]},
+            {"key": "tier", "operator": "NotIn", "values": ["db"]},
+            {"key": "zone", "operator": "DoesNotExist"},
+            {"key": "app", "operator": "Exists"}]});
+        assert!(
+            errors(
+                "apps",
+                "statefulsets",
+                &deployment(expressions.clone(), json!({"app": "b"}))
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(
+                "apps",
+                "daemonsets",
+                &deployment(expressions, json!({"app": "b", "tier": "db"}))
+            )
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn containers_are_required_named_once_and_given_an_image() {
+        let pod = |containers: Value| json!({"spec": {"containers": containers}});
+        assert_eq!(
+            errors("", "pods", &json!({"spec": {}})),
+            [("spec.containers".to_owned(), "Required value".to_owned())]
+        );
+        assert_eq!(
+            errors("", "pods", &pod(json!([{}]))),
+            [
+                (
+                    "spec.containers[0].name".to_owned(),
+                    "Required value".to_owned()
+                ),
+                (
+                    "spec.containers[0].image".to_owned(),
+                    "Required value".to_owned()
+                )
+            ]
+        );
+        assert_eq!(
+            errors(
+                "",
+                "pods",
+                &pod(json!([{"name": "c", "image": "x"}, {"name": "c", "image": "y"}]))
+            ),
+            [(
+                "spec.containers[1].name".to_owned(),
+                "Duplicate value: \"c\"".to_owned()
+            )]
+        );
+    }
+}
