@@ -73,23 +73,29 @@ pub fn validate(info: &crate::registry::ResourceInfo, object: &Value) -> crate::
     let Some(schema) = info.schema.as_ref().filter(|_| info.custom) else {
         return Ok(());
     };
-    match violation(schema, object) {
-        None => Ok(()),
-        Some((field, text)) => Err(crate::error::Error::Invalid(format!(
-            "{}.{} \"{}\" is invalid: {field}: {text}",
+    let causes = violations(schema, object);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::Error::InvalidFields {
+        subject: format!(
+            "{}.{} \"{}\"",
             info.kind,
             info.group,
             object["metadata"]["name"].as_str().unwrap_or_default()
-        ))),
-    }
+        ),
+        causes,
+    })
 }
 
-/// The first way `value` breaks `schema` (type, enum, bounds, lengths, pattern, item counts,
+/// Every way `value` breaks `schema` (type, enum, bounds, lengths, pattern, item counts,
 /// required fields), as kube-apiserver words a field error: `(field, text)` where text is
-/// `Invalid value: ...`, `Unsupported value: ...` or `Required value`. Only the first is
-/// told (kube-apiserver lists them all).
-pub fn violation(schema: &Value, value: &Value) -> Option<(String, String)> {
-    check(schema, value, &mut Vec::new(), true)
+/// `Invalid value: ...`, `Unsupported value: ...` or `Required value`, in the object's order
+/// (kube-apiserver's follows Go's map order, which varies).
+pub fn violations(schema: &Value, value: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    check(schema, value, &mut Vec::new(), true, &mut found);
+    found
 }
 
 fn check(
@@ -97,19 +103,22 @@ fn check(
     value: &Value,
     path: &mut Vec<String>,
     root: bool,
-) -> Option<(String, String)> {
+    found: &mut Vec<(String, String)>,
+) {
     let field = path_text(path);
     if let Some(wanted) = type_error(schema, value) {
         let actual = json_type(value);
-        return Some((
+        // A value of the wrong type is not looked into.
+        found.push((
             field.clone(),
             format!(
                 "Invalid value: \"{actual}\": {field} in body must be of type {wanted}: \"{actual}\""
             ),
         ));
+        return;
     }
     if let Some(text) = constraint_error(schema, value, &field) {
-        return Some((field, text));
+        found.push((field, text));
     }
     match value {
         Value::Object(fields) => {
@@ -118,9 +127,8 @@ fn check(
                     && !fields.contains_key(name)
                 {
                     path.push(name.to_owned());
-                    let field = path_text(path);
+                    found.push((path_text(path), "Required value".to_owned()));
                     path.pop();
-                    return Some((field, "Required value".to_owned()));
                 }
             }
             for (name, child) in fields {
@@ -131,27 +139,21 @@ fn check(
                     continue;
                 };
                 path.push(name.clone());
-                let found = check(child_schema, child, path, embedded(child_schema));
+                check(child_schema, child, path, embedded(child_schema), found);
                 path.pop();
-                if found.is_some() {
-                    return found;
-                }
             }
-            None
         }
         Value::Array(items) => {
-            let items_schema = schema.get("items")?;
+            let Some(items_schema) = schema.get("items") else {
+                return;
+            };
             for (index, item) in items.iter().enumerate() {
                 path.push(format!("[{index}]"));
-                let found = check(items_schema, item, path, embedded(items_schema));
+                check(items_schema, item, path, embedded(items_schema), found);
                 path.pop();
-                if found.is_some() {
-                    return found;
-                }
             }
-            None
         }
-        _ => None,
+        _ => {}
     }
 }
 
@@ -304,37 +306,46 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_first_broken_rule_is_told_in_kube_apiservers_words() {
+    fn every_broken_rule_is_told_in_kube_apiservers_words() {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
             "required": ["name"],
             "properties": {"name": {"type": "string"}, "ratio": {"type": "number"},
-                "parts": {"type": "array", "items": {"type": "object",
+                "parts": {"type": "array", "maxItems": 1, "items": {"type": "object",
                     "properties": {"count": {"type": "integer", "exclusiveMinimum": true, "minimum": 0}}}}}}}});
         let cr = |spec: Value| json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "spec": spec});
         assert_eq!(
-            violation(&schema, &cr(json!({"name": "n", "ratio": 2}))),
-            None
+            violations(&schema, &cr(json!({"name": "n", "ratio": 2}))),
+            []
         );
         assert_eq!(
-            violation(&schema, &cr(json!({}))),
-            Some(("spec.name".into(), "Required value".into()))
+            violations(&schema, &cr(json!({}))),
+            [("spec.name".into(), "Required value".into())]
+        );
+        let fields =
+            |found: Vec<(String, String)>| found.into_iter().map(|f| f.0).collect::<Vec<_>>();
+        // A list too long whose item is also wrong, a missing field, a wrong type: all told,
+        // and a wrong-typed value is not looked into.
+        let several = cr(json!({"ratio": "x", "parts": [{"count": 1}, {"count": 0}]}));
+        assert_eq!(
+            fields(violations(&schema, &several)),
+            [
+                "spec.name",
+                "spec.ratio",
+                "spec.parts",
+                "spec.parts[1].count"
+            ]
         );
         assert_eq!(
-            violation(
-                &schema,
-                &cr(json!({"name": "n", "parts": [{"count": 1}, {"count": 0}]}))
-            ),
-            Some((
-                "spec.parts[1].count".into(),
-                "Invalid value: 0: spec.parts[1].count in body should be greater than 0".into()
-            ))
+            violations(&schema, &several)[3].1,
+            "Invalid value: 0: spec.parts[1].count in body should be greater than 0"
         );
         assert_eq!(
-            violation(&schema, &cr(json!({"name": "n", "ratio": "x"}))).map(|v| v.1),
-            Some(
-                r#"Invalid value: "string": spec.ratio in body must be of type number: "string""#
-                    .into()
-            )
+            violations(&schema, &cr(json!({"name": "n", "ratio": "x"})))[0].1,
+            r#"Invalid value: "string": spec.ratio in body must be of type number: "string""#
+        );
+        assert_eq!(
+            fields(violations(&schema, &cr(json!({"name": "n", "parts": "x"})))),
+            ["spec.parts"]
         );
     }
 

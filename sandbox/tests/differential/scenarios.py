@@ -709,8 +709,7 @@ def schema():
         "gadget-update-prunes": [
             step("POST", base, gadget("a", {"size": 1})),
             step("PATCH", base + "/a", {"spec": {"unknown": "x", "colour": "blue"}}, contentType=merge)],
-        # One broken rule each: kube-apiserver lists every error of an object in an order of
-        # its own; the sandbox tells the first.
+        # One broken rule each (several are listed in Go's map order: below).
         "gadget-invalid-type": [step("POST", base, gadget("a", {"level": "high"}))],
         "gadget-invalid-minimum": [step("POST", base, gadget("a", {"level": 0}))],
         "gadget-invalid-maximum": [step("POST", base, gadget("a", {"level": 11}))],
@@ -723,6 +722,11 @@ def schema():
         "gadget-invalid-update": [
             step("POST", base, gadget("a", {"level": 2})),
             step("PATCH", base + "/a", {"spec": {"level": 20}}, contentType=merge)],
+        # Several broken rules: every error is listed.
+        "gadget-invalid-several": [step("POST", base, gadget("a", {
+            "level": 0, "mode": "c", "name": "AB", "tags": ["a", "b", "c"]}))],
+        "gadget-invalid-several-nested": [step("POST", base, gadget("a", {
+            "size": "big", "parts": [{"name": 1}, {"count": "x"}], "limits": {}}))],
         "gadget-valid-int-or-string": [step("POST", base, gadget("a", {"port": "http", "level": 5}))],
         "gadget-status-prunes": [
             step("POST", base, gadget("a", {})),
