@@ -180,6 +180,13 @@ fn collect(value: &Value, lists: Lists<'_>, path: &mut FieldPath, out: &mut Fiel
                 path.pop();
             }
         }
+        // An empty list merged by key or value claims nothing: the other managers' items
+        // stay theirs (kube-apiserver applies `containers: []` over another's container
+        // without a conflict).
+        Value::Array(items)
+            if items.is_empty()
+                && !path.is_empty()
+                && matches!(lists.kind(path), ListKind::Map(_) | ListKind::Set) => {}
         Value::Array(items) if !items.is_empty() && !path.is_empty() => match lists.kind(path) {
             ListKind::Map(keys) if items.iter().all(Value::is_object) => {
                 for item in items {
