@@ -51,6 +51,12 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
          refuses it (and later steps of the scenario differ accordingly)",
     ),
     (
+        "^svc-(dry-run-)?delete$",
+        "",
+        "DELETE of a Service answers the deleted Service, as 1.23+ do (and clients of 1.32 \
+         expect); 1.20 answers a Status",
+    ),
+    (
         "^svc-dry-run-create$",
         "^/spec/clusterIPs?:",
         "a dry-run Service create shows the cluster IP it would get, as 1.23+ do",

@@ -678,12 +678,17 @@ fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     let opts = delete_options(req)?;
     match store.delete(&t.info, ns_of(t), name, &opts)? {
         Deleted::Pending(obj) => Ok(response::json(200, &store.to_version(&t.info, &obj)?)),
-        // These registries answer a delete with the deleted object (`ReturnDeletedObject`).
+        // These registries answer a delete with the deleted object (`ReturnDeletedObject`;
+        // Services from 1.23, whose storage was rewritten).
         Deleted::Gone(obj)
             if t.info.group.is_empty()
                 && matches!(
                     t.info.plural.as_str(),
-                    "serviceaccounts" | "pods" | "persistentvolumeclaims" | "resourcequotas"
+                    "serviceaccounts"
+                        | "pods"
+                        | "persistentvolumeclaims"
+                        | "resourcequotas"
+                        | "services"
                 ) =>
         {
             Ok(response::json(200, &store.to_version(&t.info, &obj)?))
