@@ -154,6 +154,7 @@ pub struct WriteOptions {
 impl WriteOptions {
     /// Decodes `object` as its built-in kind's type, as `fieldValidation` says.
     fn decode(&self, info: &ResourceInfo, object: &mut Value) -> Result<()> {
+        crate::validation::decodable(info, object)?;
         let warnings = crate::typed::admit(info, object, self.field_validation)?;
         if !warnings.is_empty()
             && let Ok(mut kept) = self.warnings.lock()
@@ -642,10 +643,12 @@ impl Store {
             }
         }
         meta::drop_empty_metadata(&mut obj);
+        // Decoded as its type first, as kube-apiserver decodes a body before it defaults
+        // and validates it.
+        opts.decode(info, &mut obj)?;
         defaults::apply(info, &mut obj);
         crate::structural::validate(info, &obj)?;
         crate::validation::builtin(info, None, &obj)?;
-        opts.decode(info, &mut obj)?;
         st.allocator.allocate(info, &mut obj);
         if info.plural == "namespaces" && info.group.is_empty() {
             meta::metadata_mut(&mut obj)
@@ -1183,10 +1186,10 @@ fn prepare_update(
         }
         md.remove("selfLink");
     }
+    opts.decode(info, &mut new)?;
     defaults::apply(info, &mut new);
     crate::structural::validate(info, &new)?;
     crate::validation::builtin(info, Some(old), &new)?;
-    opts.decode(info, &mut new)?;
     defaults::keep_allocated(info, old, &mut new).map_err(Error::Invalid)?;
     if info.generation && spec_differs(old, &new) {
         let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
