@@ -474,14 +474,7 @@ fn a_reader_is_refused_before_anything_changes() {
             "--serviceaccount=default:reader",
         ],
     );
-    let token = kubectl(dir, "mgmt", &["-n", "default", "create", "token", "reader"]);
-    let admin = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
-    let reader = dir.join("reader.kubeconfig");
-    std::fs::write(
-        &reader,
-        admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim())),
-    )
-    .unwrap();
+    let reader = common::account_kubeconfig(dir, "mgmt", "default", "reader");
     let kubeconfig = format!("--kubeconfig={}", reader.display());
 
     let pre = plugin(dir, &["check", "--pre", &kubeconfig]);

@@ -375,20 +375,12 @@ fn a_user_of_one_namespace_follows_one_cluster() {
     let manifest = dir.join("reader.yaml");
     std::fs::write(&manifest, NAMESPACE_READER).unwrap();
     kubectl(&dir, "mgmt", &["apply", "-f", manifest.to_str().unwrap()]);
-    let token = kubectl(
-        &dir,
-        "mgmt",
-        &["-n", "default", "create", "token", "reader"],
-    );
-    let admin = std::fs::read_to_string(dir.join("mgmt.kubeconfig")).unwrap();
-    let reader = admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim()));
-    assert_ne!(reader, admin);
-    std::fs::write(dir.join("reader.kubeconfig"), reader).unwrap();
+    let reader = common::account_kubeconfig(&dir, "mgmt", "default", "reader");
 
     let tui = open_with(
         &dir,
         "scoped",
-        "reader.kubeconfig",
+        reader.file_name().unwrap().to_str().unwrap(),
         "--cluster default/cluster-2",
     );
     let screen = tui.shows(&[

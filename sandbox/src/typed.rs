@@ -160,20 +160,19 @@ pub fn admit(
     match validation {
         _ if unknown.is_empty() => Ok(unknown),
         FieldValidation::Strict => Err(strict_error(info, &unknown)),
-        FieldValidation::Warn => Ok(unknown
-            .iter()
-            .map(|f| format!("unknown field {f:?}"))
-            .collect()),
+        FieldValidation::Warn => Ok(unknown.iter().map(|f| unknown_field(f)).collect()),
         FieldValidation::Ignore => Ok(Vec::new()),
     }
 }
 
+/// How Go's strict decoder names an unknown field: `unknown field "spec.replica"`.
+fn unknown_field(path: &str) -> String {
+    format!("unknown field {path:?}")
+}
+
 /// The refusal of a write with unknown fields under `Strict`.
 pub fn strict_error(info: &ResourceInfo, unknown: &[String]) -> Error {
-    let fields: Vec<String> = unknown
-        .iter()
-        .map(|f| format!("unknown field {f:?}"))
-        .collect();
+    let fields: Vec<String> = unknown.iter().map(|f| unknown_field(f)).collect();
     let kind = &info.kind;
     Error::BadRequest(format!(
         "{kind} in version {:?} cannot be handled as a {kind}: strict decoding error: {}",

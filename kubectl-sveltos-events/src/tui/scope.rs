@@ -27,7 +27,7 @@ impl Scope {
 
     /// The clusters of `-n NS` and `--cluster NS/NAME`; refuses a cluster outside that
     /// namespace (it would show nothing).
-    pub fn new(namespace: Option<String>, cluster: Option<&str>) -> Result<Self, String> {
+    pub fn new(namespace: Option<String>, cluster: Option<&str>) -> anyhow::Result<Self> {
         let Some(cluster) = cluster else {
             return Ok(Scope {
                 namespace,
@@ -37,13 +37,13 @@ impl Scope {
         let (cluster_namespace, name) = cluster
             .split_once('/')
             .filter(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains('/'))
-            .ok_or_else(|| format!("--cluster {cluster:?} is not NAMESPACE/NAME"))?;
+            .ok_or_else(|| anyhow::anyhow!("--cluster {cluster:?} is not NAMESPACE/NAME"))?;
         if let Some(namespace) = namespace.as_deref()
             && namespace != cluster_namespace
         {
-            return Err(format!(
+            anyhow::bail!(
                 "--cluster {cluster} is in namespace {cluster_namespace}, not in {namespace} (-n)"
-            ));
+            );
         }
         Ok(Scope {
             namespace: Some(cluster_namespace.to_owned()),
@@ -176,11 +176,14 @@ mod tests {
     fn a_malformed_or_contradicting_cluster_is_refused_in_words() {
         for bad in ["c1", "/c1", "team-a/", "a/b/c"] {
             let error = Scope::new(None, Some(bad)).expect_err("not NAMESPACE/NAME");
-            assert!(error.contains("is not NAMESPACE/NAME"), "{error}");
+            assert!(
+                error.to_string().contains("is not NAMESPACE/NAME"),
+                "{error}"
+            );
         }
         let error = Scope::new(Some("team-b".into()), Some("team-a/c1")).expect_err("contradicts");
         assert_eq!(
-            error,
+            error.to_string(),
             "--cluster team-a/c1 is in namespace team-a, not in team-b (-n)"
         );
         let same = Scope::new(Some("team-a".into()), Some("team-a/c1")).expect("agrees");

@@ -173,13 +173,8 @@ impl State {
 
     /// The objects of `kind` in the scope.
     pub fn of(&self, kind: &str) -> impl Iterator<Item = &Value> {
-        // A profile is of a cluster it deploys in: its summaries say which, indexed once.
-        let deploys_in_scope: HashSet<&str> = if kind == "ClusterProfile"
-            && !self.scope.is_everything()
-        {
-            self.of("ClusterSummary")
-                .map(|s| crate::chain::meta(s, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL))
-                .collect()
+        let deployed_here = if kind == "ClusterProfile" {
+            self.profiles_deployed_here()
         } else {
             HashSet::new()
         };
@@ -187,11 +182,26 @@ impl State {
             .get(kind)
             .into_iter()
             .flat_map(|m| m.values())
-            .filter(move |o| {
-                let name = o["metadata"]["name"].as_str().unwrap_or_default();
-                self.scope
-                    .keeps(kind, o, || deploys_in_scope.contains(name))
-            })
+            .filter(move |o| self.keeps(kind, o, &deployed_here))
+    }
+
+    /// The profiles with a ClusterSummary in the scope (none is needed without a scope): a
+    /// profile is of a cluster it deploys in.
+    fn profiles_deployed_here(&self) -> HashSet<&str> {
+        if self.scope.is_everything() {
+            return HashSet::new();
+        }
+        self.of("ClusterSummary")
+            .map(|s| crate::chain::meta(s, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL))
+            .collect()
+    }
+
+    /// Whether `object` of `kind` is in the scope, `deployed_here` naming the profiles that
+    /// deploy in it.
+    fn keeps(&self, kind: &str, object: &Value, deployed_here: &HashSet<&str>) -> bool {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        self.scope
+            .keeps(kind, object, || deployed_here.contains(name))
     }
 
     /// The rows of the current view, filtered.
@@ -342,12 +352,12 @@ impl State {
         let Some(object) = self.objects.get(kind).and_then(|m| m.get(name)) else {
             return false;
         };
-        let profile = object["metadata"]["name"].as_str().unwrap_or_default();
-        self.scope.keeps(kind, object, || {
-            self.of("ClusterSummary").any(|s| {
-                crate::chain::meta(s, "labels", api::labels::CLUSTER_PROFILE_NAME_LABEL) == profile
-            })
-        })
+        let deployed_here = if kind == "ClusterProfile" {
+            self.profiles_deployed_here()
+        } else {
+            HashSet::new()
+        };
+        self.keeps(kind, object, &deployed_here)
     }
 
     /// Keeps the selection on a row. Runs on every watch event, so without a filter it counts

@@ -101,6 +101,33 @@ pub fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A kubeconfig of the sandbox's `cluster` signed in as ServiceAccount `namespace/account`,
+/// with a token from the TokenRequest API (`kubectl create token`), written beside the
+/// cluster's own as `<cluster>-<account>.kubeconfig`; its path.
+pub fn account_kubeconfig(dir: &Path, cluster: &str, namespace: &str, account: &str) -> PathBuf {
+    let token = kubectl(
+        dir,
+        cluster,
+        &[
+            "-n",
+            namespace,
+            "create",
+            "token",
+            account,
+            "--duration=24h",
+        ],
+    );
+    let admin = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
+    let own = admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim()));
+    assert_ne!(
+        own, admin,
+        "the sandbox's kubeconfig holds no `token: sandbox`"
+    );
+    let path = dir.join(format!("{cluster}-{account}.kubeconfig"));
+    std::fs::write(&path, own).unwrap();
+    path
+}
+
 /// The items of a `kubectl get ... -o json` in `cluster`.
 pub fn items(dir: &Path, cluster: &str, args: &[&str]) -> Vec<Value> {
     let mut all = args.to_vec();

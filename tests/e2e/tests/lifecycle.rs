@@ -10,7 +10,7 @@
 
 use sveltos_events_e2e as common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use common::{Run, apply_example, eventually, items, kubectl, plugin};
@@ -24,29 +24,6 @@ impl Drop for Process {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// A kubeconfig of `cluster` signed in as ServiceAccount `projectsveltos/name`, with a
-/// token from the TokenRequest API (`kubectl create token`), as the kubelet mounts one.
-fn account_kubeconfig(dir: &Path, cluster: &str, name: &str) -> PathBuf {
-    let token = kubectl(
-        dir,
-        cluster,
-        &[
-            "-n",
-            "projectsveltos",
-            "create",
-            "token",
-            name,
-            "--duration=24h",
-        ],
-    );
-    let admin = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
-    let own = admin.replace("token: sandbox\n", &format!("token: {}\n", token.trim()));
-    assert_ne!(own, admin);
-    let path = dir.join(format!("{cluster}-{name}.kubeconfig"));
-    std::fs::write(&path, own).unwrap();
-    path
 }
 
 /// Starts the binary of Deployment `projectsveltos/name` in `cluster` as its pod would run:
@@ -89,7 +66,10 @@ fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
     let account = pod["serviceAccountName"].as_str().unwrap();
     let log = std::fs::File::create(dir.join(format!("{cluster}-{name}.log"))).unwrap();
     let child = process
-        .env("KUBECONFIG", account_kubeconfig(dir, cluster, account))
+        .env(
+            "KUBECONFIG",
+            common::account_kubeconfig(dir, cluster, "projectsveltos", account),
+        )
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(log)
