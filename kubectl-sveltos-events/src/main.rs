@@ -16,6 +16,9 @@ use kubectl_sveltos_events::{
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Log lines (standard error): text, or json (one object a line).
+    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
 }
 
 /// What `kubectl sveltos-events` alone prints: what to run first.
@@ -101,9 +104,10 @@ enum Show {
     Dryrun(chain::dryrun::DryRunArgs),
 }
 
-/// Logs (`RUST_LOG`, default info) to standard error; the TUI owns the terminal, so its logs
-/// go to `--log-file` or nowhere.
-fn init_logging(command: Option<&Command>) -> anyhow::Result<()> {
+/// Logs (`RUST_LOG`, default info) to standard error, coloured only on a terminal, as JSON
+/// lines with `json`; the TUI owns the terminal, so its logs go to `--log-file` or nowhere.
+fn init_logging(command: Option<&Command>, json: bool) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
     use tracing_subscriber::fmt::writer::BoxMakeWriter;
     let writer = match command {
         Some(Command::Tui(args)) => match &args.log_file {
@@ -121,14 +125,18 @@ fn init_logging(command: Option<&Command>) -> anyhow::Result<()> {
         },
         _ => BoxMakeWriter::new(std::io::stderr),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(writer)
-        .with_ansi(!matches!(command, Some(Command::Tui(_))))
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
+    if json {
+        logs.json().init();
+    } else {
+        let tui = matches!(command, Some(Command::Tui(_)));
+        logs.with_ansi(!tui && std::io::stderr().is_terminal())
+            .init();
+    }
     Ok(())
 }
 
@@ -136,7 +144,7 @@ fn init_logging(command: Option<&Command>) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("__complete") {
-        init_logging(None)?;
+        init_logging(None, false)?;
         let (candidates, directive) = complete::candidates(&Cli::command(), &args[2..]).await;
         return Ok(complete::print(
             &candidates,
@@ -144,14 +152,15 @@ async fn main() -> anyhow::Result<()> {
             &mut std::io::stdout(),
         )?);
     }
-    let command = Cli::parse().command;
-    init_logging(command.as_ref())?;
+    let cli = Cli::parse();
+    let command = cli.command;
+    init_logging(command.as_ref(), cli.log_format == "json")?;
     let Some(command) = command else {
         print!("{GUIDE}");
         return Ok(());
     };
     match command {
-        Command::Sandbox(args) => sandbox::run(args).await,
+        Command::Sandbox(args) => exit_with(sandbox::run(args).await),
         Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
         Command::Check(args) => exit_with(check::run(args, &mut std::io::stdout()).await),
         Command::Explain(args) => exit_with(

@@ -280,6 +280,29 @@ impl Allocator {
         port
     }
 
+    /// Takes note of what a stored Service holds, so that a restored cluster does not hand
+    /// its cluster IP or node ports out again.
+    pub fn observe(&mut self, service: &Value) {
+        let spec = &service["spec"];
+        let ip = spec["clusterIP"]
+            .as_str()
+            .and_then(|ip| ip.parse::<std::net::Ipv4Addr>().ok());
+        if let Some(offset) = ip.map(|ip| u32::from(ip).wrapping_sub(0x0A60_0000))
+            && offset < SERVICE_NETWORK_SIZE
+        {
+            self.next_ip = self.next_ip.max((offset + 1) % SERVICE_NETWORK_SIZE);
+        }
+        for port in spec["ports"].as_array().into_iter().flatten() {
+            if let Some(port) = port["nodePort"]
+                .as_u64()
+                .and_then(|p| u16::try_from(p).ok())
+                && (30000..32767).contains(&port)
+            {
+                self.next_node_port = self.next_node_port.max(port + 1);
+            }
+        }
+    }
+
     /// Gives a new Service of `info` what the allocators would: a cluster IP (with
     /// `clusterIPs`, `ipFamilies`, `ipFamilyPolicy`) unless headless (`None`) or ExternalName,
     /// and a node port for each port of NodePort and LoadBalancer Services. Values the

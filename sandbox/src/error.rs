@@ -82,6 +82,48 @@ pub enum Error {
     /// I/O failure while starting or writing files.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    /// A file or folder of the sandbox could not be used.
+    #[error("cannot {action} {}", path.display())]
+    File {
+        /// What was being done (`create the folder`, `write`...).
+        action: &'static str,
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The sandbox's folder is held by another running sandbox.
+    #[error(
+        "{} is in use by another sandbox (process {pid}); stop it first with `kubectl \
+         sveltos-events sandbox stop --dir {}`",
+        dir.display(),
+        dir.display()
+    )]
+    Locked {
+        /// The folder.
+        dir: std::path::PathBuf,
+        /// The process holding its lock, as its lock file says.
+        pid: String,
+    },
+    /// A cluster's stored state cannot be read or written.
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
+}
+
+impl Error {
+    /// A file error: `action` on `path` failed with `source`.
+    pub fn file(
+        action: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.to_owned();
+        move |source| Error::File {
+            action,
+            path,
+            source,
+        }
+    }
 }
 
 impl Error {
@@ -98,7 +140,12 @@ impl Error {
             Error::UnsupportedMediaType(_) => 415,
             Error::Expired(_) | Error::ContinueExpired { .. } => 410,
             Error::TooLargeResourceVersion { .. } => 504,
-            Error::Internal(_) | Error::Storage(_) | Error::Io(_) => 500,
+            Error::Internal(_)
+            | Error::Storage(_)
+            | Error::Io(_)
+            | Error::File { .. }
+            | Error::Locked { .. }
+            | Error::Journal(_) => 500,
         }
     }
 
@@ -116,7 +163,11 @@ impl Error {
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Error::Expired(_) | Error::ContinueExpired { .. } => "Expired",
             Error::TooLargeResourceVersion { .. } => "Timeout",
-            Error::Internal(_) | Error::Io(_) => "InternalError",
+            Error::Internal(_)
+            | Error::Io(_)
+            | Error::File { .. }
+            | Error::Locked { .. }
+            | Error::Journal(_) => "InternalError",
             Error::Storage(_) => "",
         }
     }

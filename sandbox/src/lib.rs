@@ -13,6 +13,7 @@ pub mod events;
 pub mod field_labels;
 pub mod fields;
 pub mod http;
+pub mod journal;
 pub mod meta;
 pub mod paging;
 pub mod patch;

@@ -5,6 +5,7 @@ use crate::auth::jwt::SigningKey;
 use crate::auth::rbac::Policy;
 use crate::defaults;
 use crate::error::{Error, Result};
+use crate::journal::{self, Journal, JournalError};
 use crate::meta::{self, finalizers, meta_str};
 use crate::paging;
 use crate::patch::{self, Writer};
@@ -13,6 +14,8 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::webhook::Endpoints;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use tokio::sync::broadcast;
 
@@ -107,6 +110,8 @@ struct State {
     rbac_rv: u64,
     /// Where Services' pods are, for conversion webhooks (shared with [`Store`]).
     endpoints: Arc<Endpoints>,
+    /// Where changes are kept on disk (none: in memory alone).
+    journal: Option<Arc<Journal>>,
 }
 
 /// A check of the object a write is about to store (given the stored one on updates), run
@@ -238,6 +243,8 @@ pub struct Store {
     policy: Mutex<Option<Arc<Policy>>>,
     /// Where Services' pods are, read by conversions without the state lock.
     endpoints: Arc<Endpoints>,
+    /// Where changes are kept on disk (none: in memory alone).
+    journal: Option<Arc<Journal>>,
 }
 
 /// Converts a custom object to the given apiVersion, as a CRD's conversion webhook would.
@@ -315,11 +322,49 @@ impl Default for Store {
 }
 
 impl Store {
-    /// A new cluster with built-in resources and the four standard namespaces.
+    /// A new cluster with built-in resources and the four standard namespaces, in memory.
     pub fn new() -> Self {
+        let store = Self::blank(SigningKey::generate(), None);
+        store.standard_namespaces();
+        store
+    }
+
+    /// The cluster whose state `dir` keeps (a new one when it keeps none): its objects, its
+    /// resourceVersion, the recent changes watches resume from, and its token signing key.
+    /// Every change from now on is journaled there; see [`Store::persisted`].
+    pub fn open(dir: &Path) -> std::result::Result<Self, JournalError> {
+        // Secrets are kept there: the owner alone may look.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| JournalError::Io {
+                action: "create",
+                path: dir.to_owned(),
+                source,
+            })?;
+        let key_path = dir.join("signing-key");
+        let key = SigningKey::load_or_create(&key_path).map_err(|source| JournalError::Io {
+            action: "read or create",
+            path: key_path,
+            source,
+        })?;
+        let loaded = journal::load(dir)?;
+        let journal = Arc::new(Journal::open(dir, &loaded)?);
+        let fresh = loaded.is_empty();
+        let store = Self::blank(key, Some(journal.clone()));
+        store.restore(loaded);
+        store.lock().journal = Some(journal);
+        if fresh {
+            store.standard_namespaces();
+        }
+        Ok(store)
+    }
+
+    fn blank(signing_key: SigningKey, journal: Option<Arc<Journal>>) -> Self {
         let (tx, _) = broadcast::channel(HISTORY);
         let endpoints = Arc::new(Endpoints::default());
-        let store = Store {
+        Store {
             state: Mutex::new(State {
                 rv: 0,
                 registry: Registry::builtin(),
@@ -329,14 +374,19 @@ impl Store {
                 allocator: defaults::Allocator::default(),
                 rbac_rv: 0,
                 endpoints: endpoints.clone(),
+                journal: None,
             }),
             tx,
             converter: RwLock::new(None),
-            signing_key: SigningKey::generate(),
+            signing_key,
             policy: Mutex::new(None),
             endpoints,
-        };
-        if let Some(ns) = store.resolve("", "v1", "namespaces") {
+            journal,
+        }
+    }
+
+    fn standard_namespaces(&self) {
+        if let Some(ns) = self.resolve("", "v1", "namespaces") {
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
@@ -345,10 +395,104 @@ impl Store {
                     ..WriteOptions::default()
                 };
                 // Creating the standard namespaces in an empty store cannot fail.
-                let _ = store.create(&ns, "", obj, &opts);
+                let _ = self.create(&ns, "", obj, &opts);
             }
         }
-        store
+    }
+
+    /// Puts back what a journal held: objects, resourceVersion, the served custom resources,
+    /// allocated Service addresses, and the journal's changes as the watch history.
+    fn restore(&self, loaded: journal::Loaded) {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let from_snapshot = loaded.snapshot.len();
+        for (index, record) in loaded
+            .snapshot
+            .into_iter()
+            .chain(loaded.journal)
+            .enumerate()
+        {
+            let namespace = meta_str(&record.object, "namespace").to_owned();
+            let key = (
+                namespace.clone(),
+                meta_str(&record.object, "name").to_owned(),
+            );
+            let object = Arc::new(record.object);
+            let objects = st.objects.entry(record.gr.clone()).or_default();
+            let previous = match record.kind {
+                EventType::Deleted => objects.remove(&key),
+                _ => objects.insert(key, object.clone()),
+            };
+            let ev = Arc::new(Event {
+                rv: record.rv,
+                kind: record.kind,
+                gr: record.gr,
+                namespace,
+                object,
+                previous: previous.filter(|_| record.kind != EventType::Added),
+                line: OnceLock::new(),
+            });
+            st.endpoints.observe(&ev);
+            if index >= from_snapshot {
+                remember(st, ev);
+            }
+        }
+        st.rv = loaded.rv;
+        st.rbac_rv = loaded.rv;
+        let crds = GroupResource {
+            group: "apiextensions.k8s.io".into(),
+            resource: "customresourcedefinitions".into(),
+        };
+        let crds: Vec<Arc<Value>> = st
+            .objects
+            .get(&crds)
+            .into_iter()
+            .flat_map(BTreeMap::values)
+            .cloned()
+            .collect();
+        for crd in crds {
+            st.registry.apply_crd(&crd);
+        }
+        let services = GroupResource {
+            group: String::new(),
+            resource: "services".into(),
+        };
+        for service in st
+            .objects
+            .get(&services)
+            .into_iter()
+            .flat_map(BTreeMap::values)
+        {
+            st.allocator.observe(service);
+        }
+    }
+
+    /// Waits until every change made so far is on disk (at once when the store is in
+    /// memory): a write is answered only then. Fails once the journal can no longer be
+    /// written.
+    pub async fn persisted(&self) -> Result<()> {
+        let Some(journal) = &self.journal else {
+            return Ok(());
+        };
+        let rv = self.resource_version();
+        let mut synced = journal.synced();
+        let state = synced
+            .wait_for(|s| s.rv >= rv || s.failed.is_some())
+            .await
+            .map_err(|_| Error::Internal("the sandbox's journal writer stopped".into()))?;
+        match &state.failed {
+            Some(why) if state.rv < rv => Err(Error::Internal(format!(
+                "the sandbox could not store the change: {why}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes out what the journal still holds and stops it (nothing more is kept after).
+    pub fn close(&self) {
+        if let Some(journal) = &self.journal {
+            journal.close();
+        }
     }
 
     /// The key signing this cluster's ServiceAccount tokens.
@@ -1278,17 +1422,32 @@ fn emit(
     if gr.group == crate::auth::RBAC_GROUP {
         st.rbac_rv = rv;
     }
+    if let Some(journal) = &st.journal
+        && journal.append(gr, &ev.line(), rv)
+    {
+        let objects = st
+            .objects
+            .iter()
+            .map(|(gr, objects)| (gr.clone(), objects.values().cloned().collect()))
+            .collect();
+        journal.compact(objects);
+    }
+    remember(st, ev.clone());
+    st.endpoints.observe(&ev);
+    // No receiver is not an error: nobody is watching.
+    let _ = tx.send(ev);
+}
+
+/// Keeps `ev` in the watch history, forgetting the oldest events beyond its bounds.
+fn remember(st: &mut State, ev: Arc<Event>) {
     // The frame is needed by every watcher anyway; its length measures the event.
     st.history_bytes += ev.line().len();
-    st.history.push_back(ev.clone());
+    st.history.push_back(ev);
     while st.history.len() > HISTORY || (st.history_bytes > HISTORY_BYTES && st.history.len() > 1) {
         if let Some(old) = st.history.pop_front() {
             st.history_bytes -= old.line().len();
         }
     }
-    st.endpoints.observe(&ev);
-    // No receiver is not an error: nobody is watching.
-    let _ = tx.send(ev);
 }
 
 /// Remove an object for good: DELETED event with a new resourceVersion.

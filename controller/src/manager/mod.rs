@@ -335,7 +335,7 @@ fn start_watches(
     (caches, watches)
 }
 
-async fn caches_ready(caches: &Caches) -> bool {
+pub(super) async fn caches_ready(caches: &Caches) -> bool {
     caches.triggers.wait_until_ready().await.is_ok()
         && caches.fleet.ready().await
         && caches.cluster_sets.wait_until_ready().await.is_ok()
@@ -408,6 +408,7 @@ pub async fn reconcile(
         Ok(plan) => plan,
         Err(reason) => {
             tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
+            caches.status.tried(name);
             let outcome = Outcome {
                 plan: &Plan::default(),
                 plan_error: Some(&reason),

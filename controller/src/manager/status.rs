@@ -4,7 +4,7 @@
 //! it generated its profiles (`Processed`, and phase `Processed`). Marked by watch events and by
 //! the trigger worker; written only when the words change.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use api::condition::{Condition, Verdict, merge, now, ready};
@@ -41,6 +41,19 @@ pub struct StatusWork {
     queue: Queue,
     /// Per report (`namespace`, `name`), per trigger, its last pass.
     ledger: Mutex<HashMap<(String, String), BTreeMap<String, Processing>>>,
+    /// Triggers that had a pass since the manager started, and the reports whose status waits
+    /// for the others: until every trigger had one, "no trigger consumes this report" may
+    /// only mean "not yet", and writing it would flap every report at each restart.
+    started: Mutex<Started>,
+}
+
+/// See [`StatusWork::started`].
+#[derive(Default)]
+struct Started {
+    /// Triggers that had a pass.
+    triggers: HashSet<String>,
+    /// Reports waiting for the others.
+    waiting: HashSet<(String, String)>,
 }
 
 const SOURCE: &str = "EventSource/";
@@ -79,6 +92,38 @@ impl StatusWork {
         for (namespace, name) in changed {
             self.report_changed(&namespace, &name);
         }
+        self.tried(trigger);
+    }
+
+    /// `trigger` had a pass (whatever came of it): reports waiting for it are looked at again.
+    pub fn tried(&self, trigger: &str) {
+        let waiting = match self.started.lock() {
+            Ok(mut started) => {
+                if !started.triggers.insert(trigger.to_owned()) {
+                    return;
+                }
+                std::mem::take(&mut started.waiting)
+            }
+            Err(_) => return,
+        };
+        for (namespace, name) in waiting {
+            self.report_changed(&namespace, &name);
+        }
+    }
+
+    /// Whether some of `triggers` had no pass yet; if so the report `namespace/name` waits
+    /// for them (it is marked again after the next trigger's first pass).
+    fn waits(&self, triggers: &[String], namespace: &str, name: &str) -> bool {
+        let Ok(mut started) = self.started.lock() else {
+            return false;
+        };
+        let waits = triggers.iter().any(|t| !started.triggers.contains(t));
+        if waits {
+            started
+                .waiting
+                .insert((namespace.to_owned(), name.to_owned()));
+        }
+        waits
     }
 
     fn passes(&self, namespace: &str, name: &str) -> BTreeMap<String, Processing> {
@@ -93,6 +138,10 @@ impl StatusWork {
 /// Writes the conditions of marked EventSources and EventReports, forever.
 pub async fn run(client: Client, caches: Caches) {
     let work = Arc::clone(&caches.status);
+    // Before the caches are whole, a report seems consumed by nothing.
+    if !super::caches_ready(&caches).await {
+        return;
+    }
     // Script checks by EventSource, remembered for the generation they were made for.
     let mut checked: HashMap<String, (Option<i64>, Verdict)> = HashMap::new();
     loop {
@@ -283,6 +332,15 @@ async fn write_report(
     let Some(report) = caches.reports.get(&ObjectRef::new(name).within(namespace)) else {
         return Ok(());
     };
+    let triggers: Vec<String> = caches
+        .triggers
+        .state()
+        .iter()
+        .map(|t| kube::ResourceExt::name_any(t.as_ref()))
+        .collect();
+    if caches.status.waits(&triggers, namespace, name) {
+        return Ok(());
+    }
     // Only passes of triggers that still exist.
     let passes: BTreeMap<String, Processing> = caches
         .status
@@ -348,6 +406,21 @@ mod tests {
             generation: Some(generation),
             failure: failure.map(str::to_owned),
         }
+    }
+
+    #[tokio::test]
+    async fn a_report_waits_until_every_trigger_had_a_pass_then_is_looked_at_again() {
+        let work = StatusWork::default();
+        let triggers = ["a".to_owned(), "b".to_owned()];
+        assert!(work.waits(&triggers, "default", "r"));
+        work.tried("a");
+        work.queue.next_batch().await;
+        assert!(work.waits(&triggers, "default", "r"), "b had no pass yet");
+        // b's pass read no report at all: the waiting report is marked all the same.
+        work.processed("b", Vec::new());
+        let marked = work.queue.next_batch().await;
+        assert!(marked.contains("EventReport/default/r"), "{marked:?}");
+        assert!(!work.waits(&triggers, "default", "r"));
     }
 
     #[test]

@@ -37,6 +37,13 @@ pub fn install(store: &Store) {
             continue;
         };
         let namespace = meta_str(&object, "namespace").to_owned();
+        // A restored cluster has them already, perhaps edited as a real cluster's may be.
+        if store
+            .get(&info, &namespace, meta_str(&object, "name"))
+            .is_ok()
+        {
+            continue;
+        }
         if let Err(error) = store.create(&info, &namespace, object, &opts) {
             tracing::error!(%error, "bootstrap RBAC object refused");
         }

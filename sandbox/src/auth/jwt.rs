@@ -29,18 +29,39 @@ impl std::fmt::Debug for SigningKey {
 impl SigningKey {
     /// A fresh random key.
     pub fn generate() -> SigningKey {
-        let rng = ring::rand::SystemRandom::new();
-        match hmac::Key::generate(hmac::HMAC_SHA256, &rng) {
-            Ok(key) => SigningKey(key),
-            // The system's random source failing is not recoverable; a key from the
-            // process-local generator still keeps clusters' tokens apart.
-            Err(_) => {
-                let seed: Vec<u8> = (0..4)
-                    .flat_map(|_| crate::meta::random_u64().to_le_bytes())
-                    .collect();
-                SigningKey(hmac::Key::new(hmac::HMAC_SHA256, &seed))
+        SigningKey::from_secret(&random_secret())
+    }
+
+    /// The key of `secret` (a key kept on disk).
+    pub fn from_secret(secret: &[u8]) -> SigningKey {
+        SigningKey(hmac::Key::new(hmac::HMAC_SHA256, secret))
+    }
+
+    /// The key whose secret `path` keeps (hex), made and written there (readable by the owner
+    /// alone) the first time, so tokens signed before a restart still verify after it.
+    pub fn load_or_create(path: &std::path::Path) -> std::io::Result<SigningKey> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let secret = decode_hex(text.trim()).ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not a hex secret")
+                })?;
+                return Ok(SigningKey::from_secret(&secret));
             }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            Err(_) => {}
         }
+        let secret = random_secret();
+        let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)?;
+        file.write_all(format!("{hex}\n").as_bytes())?;
+        file.sync_all()?;
+        Ok(SigningKey::from_secret(&secret))
     }
 
     /// A signed token carrying `claims`.
@@ -60,6 +81,29 @@ impl SigningKey {
         let (_, payload) = signed.split_once('.')?;
         serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
     }
+}
+
+/// 32 random bytes from the system's source (or, should it fail, the process-local
+/// generator, which still keeps clusters' tokens apart).
+fn random_secret() -> Vec<u8> {
+    let mut secret = vec![0u8; 32];
+    if ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut secret).is_err() {
+        secret = (0..4)
+            .flat_map(|_| crate::meta::random_u64().to_le_bytes())
+            .collect();
+    }
+    secret
+}
+
+/// Bytes of a hex string (`None`: odd length or not hex).
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// The claims of a legacy token for the account `namespace/name` (uid `uid`) kept in Secret

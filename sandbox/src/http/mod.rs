@@ -139,7 +139,13 @@ async fn handle(State(store): State<Arc<Store>>, request: Request) -> Response {
         user,
     };
     tracing::debug!(method = %req.method, path = %parts.uri, user = %req.user.name, "request");
-    dispatch(&store, req).await
+    let reads = matches!(req.method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let response = dispatch(&store, req).await;
+    // A write is answered once it is on disk, as kube-apiserver answers once etcd has it.
+    if !reads && let Err(error) = store.persisted().await {
+        return response::error(&error, None);
+    }
+    response
 }
 
 /// The user the request acts as, or the 401, 403 (or 500) answer refusing it.

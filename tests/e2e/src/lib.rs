@@ -70,7 +70,7 @@ fn start_with(clusters: usize, flags: &[&str]) -> Sandbox {
     let child = Command::new(plugin_binary())
         .args(["sandbox", "--dir"])
         .arg(&dir)
-        .args(["--clusters", &clusters.to_string()])
+        .args(["--clusters", &clusters.to_string(), "--ephemeral"])
         .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
