@@ -25,9 +25,60 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
+    let memory = burst(None, writes, watchers).await;
+    let dir = std::env::temp_dir().join(format!("sandbox-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let durable = burst(Some(&dir), writes, watchers).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    for (name, b) in [("in memory", &memory), ("durable", &durable)] {
+        println!(
+            "writes ({name}): {writes} in {:.3}s = {:.0} writes/s, latency p50 {:.2} ms p99 {:.2} ms \
+             ({WRITERS} concurrent HTTP clients)",
+            b.write_secs,
+            writes as f64 / b.write_secs,
+            b.latency(0.50),
+            b.latency(0.99),
+        );
+        println!(
+            "watch events ({name}): {} to {watchers} watchers in {:.3}s = {:.0} events/s",
+            b.delivered,
+            b.watch_secs,
+            b.delivered as f64 / b.watch_secs
+        );
+    }
+    println!(
+        "durable state costs {:.2}x the in-memory write time (target: at most 3x)",
+        durable.write_secs / memory.write_secs
+    );
+    for extra in [0, 500] {
+        authorization(extra);
+    }
+}
+
+/// What one burst of writes measured.
+struct Burst {
+    write_secs: f64,
+    /// Every write's latency, seconds, sorted.
+    latencies: Vec<f64>,
+    delivered: usize,
+    watch_secs: f64,
+}
+
+impl Burst {
+    /// The `q` quantile of write latency, milliseconds.
+    fn latency(&self, q: f64) -> f64 {
+        let at = ((self.latencies.len() as f64 - 1.0) * q).round() as usize;
+        self.latencies[at] * 1e3
+    }
+}
+
+/// `writes` concurrent creates over HTTP, watched by `watchers`, on a sandbox in memory or
+/// keeping its state in `dir`.
+async fn burst(dir: Option<&std::path::Path>, writes: usize, watchers: usize) -> Burst {
     let sb = Sandbox::start(SandboxOptions {
-        dir: None,
+        dir: dir.map(ToOwned::to_owned),
         managed_clusters: 0,
+        durable: dir.is_some(),
         ..Default::default()
     })
     .await
@@ -63,35 +114,36 @@ async fn main() {
     for w in 0..WRITERS {
         let api = api.clone();
         tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
             for i in (w..writes).step_by(WRITERS) {
                 let cm: ConfigMap = serde_json::from_value(
                     json!({"metadata": {"name": format!("cm-{i}")}, "data": {"i": i.to_string()}}),
                 )
                 .unwrap();
+                let sent = Instant::now();
                 api.create(&PostParams::default(), &cm).await.unwrap();
+                latencies.push(sent.elapsed().as_secs_f64());
             }
+            latencies
         }));
     }
+    let mut latencies = Vec::new();
     for t in tasks {
-        t.await.unwrap();
+        latencies.extend(t.await.unwrap());
     }
+    latencies.sort_by(f64::total_cmp);
     let write_secs = start.elapsed().as_secs_f64();
     let mut delivered = 0;
     for h in handles {
         delivered += h.await.unwrap();
     }
     let watch_secs = start.elapsed().as_secs_f64();
-    println!(
-        "writes: {writes} in {write_secs:.3}s = {:.0} writes/s ({WRITERS} concurrent HTTP clients)",
-        writes as f64 / write_secs
-    );
-    println!(
-        "watch events: {delivered} to {watchers} watchers in {watch_secs:.3}s = {:.0} events/s",
-        delivered as f64 / watch_secs
-    );
     sb.shutdown().await;
-    for extra in [0, 500] {
-        authorization(extra);
+    Burst {
+        write_secs,
+        latencies,
+        delivered,
+        watch_secs,
     }
 }
 

@@ -342,6 +342,7 @@ impl Sandbox {
         };
         let state = dir.filter(|_| opts.durable).map(|d| d.join(files::STATE));
         if let Some(state) = &state {
+            warn_unserved(state, names);
             use std::os::unix::fs::DirBuilderExt as _;
             // It keeps the CA's key and the clusters' Secrets: the owner alone may look.
             std::fs::DirBuilder::new()
@@ -453,6 +454,25 @@ impl Sandbox {
         }
         for cluster in &self.clusters {
             cluster.store.close();
+        }
+    }
+}
+
+/// Tells of clusters whose state `state` keeps but that this start does not serve (started
+/// earlier with more `--clusters`): kept on disk, unreachable, still registered in `mgmt`.
+fn warn_unserved(state: &Path, names: &[String]) {
+    let Ok(entries) = std::fs::read_dir(state) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() && !names.contains(&name) {
+            tracing::warn!(
+                cluster = %name,
+                path = %entry.path().display(),
+                "this cluster's state is kept but not served (fewer --clusters than before); \
+                 start with more, or `sandbox reset` to forget it"
+            );
         }
     }
 }
