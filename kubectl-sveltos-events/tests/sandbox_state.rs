@@ -337,10 +337,14 @@ fn kubectl_moves_between_clusters_by_the_folders_contexts() {
 fn merged_contexts_join_the_users_kubeconfig_and_reset_takes_them_out() {
     let dir = folder("merge");
     std::fs::create_dir_all(&dir).unwrap();
+    // The user's kubeconfig is a link to the real file, with a path relative to it.
+    let real = dir.with_extension("real-kubeconfig");
     let own = dir.with_extension("kubeconfig");
+    let _ = std::fs::remove_file(&own);
+    std::os::unix::fs::symlink(&real, &own).unwrap();
     std::fs::write(
-        &own,
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: 'https://prod:6443'}\n\
+        &real,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: 'https://prod:6443', certificate-authority: prod-ca.pem}\n\
          contexts:\n- name: prod\n  context: {cluster: prod, user: me}\ncurrent-context: prod\n\
          users:\n- name: me\n  user: {token: abc}\n",
     )
@@ -369,6 +373,17 @@ fn merged_contexts_join_the_users_kubeconfig_and_reset_takes_them_out() {
         "prod\nsveltos-sandbox-mgmt\n"
     );
     assert_eq!(kubectl_ok(&own, &["config", "current-context"]), "prod\n");
+    assert!(
+        std::fs::symlink_metadata(&own)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let written = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        written.contains("certificate-authority: prod-ca.pem"),
+        "{written}"
+    );
     kubectl_ok(
         &own,
         &[
@@ -394,6 +409,7 @@ fn merged_contexts_join_the_users_kubeconfig_and_reset_takes_them_out() {
     );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&own);
+    let _ = std::fs::remove_file(&real);
 }
 
 #[test]
@@ -418,6 +434,29 @@ fn what_cannot_start_is_refused_in_words_before_anything_starts() {
     assert_eq!(demo.status.code(), Some(2));
     assert!(text(&demo.stderr).contains("--demo needs at least one managed cluster"));
     assert!(!dir.exists(), "files were left behind");
+
+    // A folder that was never a sandbox's keeps its own kubeconfig.
+    let foreign = folder("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("kubeconfig"), "mine").unwrap();
+    let f = foreign.to_str().unwrap();
+    for args in [
+        vec!["sandbox", "--dir", f],
+        vec!["sandbox", "reset", "--dir", f],
+    ] {
+        let refused = plugin(&args);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&refused.stderr).contains("is not a sandbox's folder (it has no lock file)"),
+            "{args:?}: {}",
+            text(&refused.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("kubeconfig")).unwrap(),
+        "mine"
+    );
+    let _ = std::fs::remove_dir_all(&foreign);
 
     let journal = dir.join("state").join("mgmt").join("journal");
     std::fs::create_dir_all(journal.parent().unwrap()).unwrap();

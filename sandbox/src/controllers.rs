@@ -77,8 +77,17 @@ pub async fn run(store: Arc<Store>, root_ca: String, mut stop: watch::Receiver<b
     let mut rx = store.subscribe();
     crate::auth::aggregation::reconcile(&store);
     let mut index = Index::default();
-    for (info, obj) in store.all_objects() {
-        index.update(&info.group_resource(), &obj, false);
+    let objects = store.all_objects();
+    for (info, obj) in &objects {
+        index.update(&info.group_resource(), obj, false);
+    }
+    // As an informer's first list: work left pending when the cluster last stopped (a
+    // namespace terminating, finalizers to honour, tokens to issue) is taken up again.
+    for (info, obj) in objects {
+        let ev = Event::synthetic(info.group_resource(), obj);
+        handle(&store, &mut index, &ev);
+        crate::tokens::handle(&store, &ev, &root_ca);
+        crate::auth::aggregation::handle(&store, &ev);
     }
     loop {
         tokio::select! {

@@ -106,6 +106,9 @@ pub enum Error {
         /// The process holding its lock, as its lock file says.
         pid: String,
     },
+    /// A folder the sandbox will not use.
+    #[error("{0}")]
+    Folder(String),
     /// A cluster's stored state cannot be read or written.
     #[error(transparent)]
     Journal(#[from] crate::journal::JournalError),
@@ -145,6 +148,7 @@ impl Error {
             | Error::Io(_)
             | Error::File { .. }
             | Error::Locked { .. }
+            | Error::Folder(_)
             | Error::Journal(_) => 500,
         }
     }
@@ -167,6 +171,7 @@ impl Error {
             | Error::Io(_)
             | Error::File { .. }
             | Error::Locked { .. }
+            | Error::Folder(_)
             | Error::Journal(_) => "InternalError",
             Error::Storage(_) => "",
         }

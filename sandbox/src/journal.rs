@@ -49,9 +49,11 @@ pub enum JournalError {
     },
     /// A file holds something other than what this module writes.
     #[error(
-        "{} is damaged at byte {offset} ({reason}); nothing was loaded: move the folder away or \
-         run `kubectl sveltos-events sandbox reset` to start clean",
-        path.display()
+        "{} is damaged at byte {offset} ({reason}); nothing was loaded: move {} aside to start \
+         that cluster anew, or start the whole sandbox clean with `kubectl sveltos-events \
+         sandbox reset --dir DIR`",
+        path.display(),
+        path.parent().unwrap_or(path).display()
     )]
     Corrupt {
         /// The file.
@@ -214,50 +216,40 @@ fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<(), J
 }
 
 fn read_journal(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<(), JournalError> {
+    let corrupt = |offset: usize, reason: String| JournalError::Corrupt {
+        path: path.to_owned(),
+        offset: offset as u64,
+        reason,
+    };
     let mut offset = 0;
-    let mut lines = bytes.split_inclusive(|b| *b == b'\n').peekable();
-    while let Some(line) = lines.next() {
-        let last = lines.peek().is_none();
-        let record = line
-            .strip_suffix(b"\n")
-            .ok_or_else(|| "an unfinished record".to_owned())
-            .and_then(decode);
-        match record {
-            Ok(record) if record.rv <= loaded.rv && loaded.journal.is_empty() => {
-                // Written before the snapshot that now holds it (a compaction cut short).
-            }
-            Ok(record) if record.rv <= loaded.rv => {
-                return Err(JournalError::Corrupt {
-                    path: path.to_owned(),
-                    offset: offset as u64,
-                    reason: format!(
-                        "resourceVersion {} after {}: records out of order",
-                        record.rv, loaded.rv
-                    ),
-                });
-            }
-            Ok(record) => {
-                loaded.rv = record.rv;
-                loaded.journal.push(record);
-            }
-            Err(reason) if last => {
-                tracing::warn!(
-                    path = %path.display(),
-                    offset,
-                    bytes = line.len(),
-                    %reason,
-                    "dropping the journal's torn last record (the sandbox stopped in the middle \
-                     of a write that was never answered)"
-                );
-                break;
-            }
-            Err(reason) => {
-                return Err(JournalError::Corrupt {
-                    path: path.to_owned(),
-                    offset: offset as u64,
-                    reason,
-                });
-            }
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        // Only the last line can lack its newline: an append the crash cut short, whose
+        // write was never answered. A whole line that does not read back is damage.
+        let Some(body) = line.strip_suffix(b"\n") else {
+            tracing::warn!(
+                path = %path.display(),
+                offset,
+                bytes = line.len(),
+                "dropping the journal's torn last record (the sandbox stopped in the middle \
+                 of a write that was never answered)"
+            );
+            break;
+        };
+        let record = decode(body).map_err(|reason| corrupt(offset, reason))?;
+        if record.rv <= loaded.rv && loaded.journal.is_empty() {
+            // Written before the snapshot that now holds it (a compaction cut short).
+        } else if record.rv == loaded.rv + 1 {
+            loaded.rv = record.rv;
+            loaded.journal.push(record);
+        } else {
+            // Every resourceVersion is one change, journaled in order.
+            return Err(corrupt(
+                offset,
+                format!(
+                    "resourceVersion {} follows {}: records are missing or out of order",
+                    record.rv, loaded.rv
+                ),
+            ));
         }
         offset += line.len();
     }
@@ -391,6 +383,11 @@ impl Journal {
         }
     }
 
+    /// Why the journal stopped keeping changes, if it did.
+    pub fn failed(&self) -> Option<Arc<str>> {
+        self.shared.synced.borrow().failed.clone()
+    }
+
     /// Where the journal is on disk, to wait on.
     pub fn synced(&self) -> watch::Receiver<Synced> {
         self.shared.synced.subscribe()
@@ -406,6 +403,11 @@ impl Journal {
         {
             tracing::error!(dir = %self.shared.dir.display(), "the journal writer panicked");
         }
+        // A write after this is not kept: its writer is told so rather than left waiting.
+        self.shared.synced.send_modify(|s| {
+            s.failed
+                .get_or_insert_with(|| Arc::from("the sandbox is shutting down"));
+        });
     }
 }
 
@@ -579,6 +581,22 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_write_after_close_fails_rather_than_waits() {
+        let dir = tempdir("closed");
+        let journal = Journal::open(&dir, &load(&dir).unwrap()).unwrap();
+        journal.close();
+        journal.append(&gr(), &frame("ADDED", "a", 1), 1);
+        let mut synced = journal.synced();
+        let state = synced
+            .wait_for(|s| s.rv >= 1 || s.failed.is_some())
+            .await
+            .unwrap()
+            .clone();
+        assert_eq!(state.rv, 0);
+        assert!(state.failed.is_some());
+    }
+
     #[test]
     fn a_torn_last_record_is_dropped_and_cut_off() {
         let dir = tempdir("torn");
@@ -593,6 +611,37 @@ mod tests {
         assert_eq!(loaded.journal.len(), 1);
         drop(Journal::open(&dir, &loaded).unwrap());
         assert_eq!(fs::metadata(dir.join(JOURNAL)).unwrap().len(), whole as u64);
+    }
+
+    #[test]
+    fn a_whole_last_record_that_does_not_read_back_is_damage_not_a_tear() {
+        let dir = tempdir("whole");
+        let mut bytes = Vec::new();
+        encode(&mut bytes, &gr(), &frame("ADDED", "a", 1));
+        let second = bytes.len();
+        encode(&mut bytes, &gr(), &frame("ADDED", "b", 2));
+        bytes[second + 30] ^= 1;
+        fs::write(dir.join(JOURNAL), &bytes).unwrap();
+        let error = load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("at byte {second} (checksum mismatch)")),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_missing_record_is_damage() {
+        let dir = tempdir("gap");
+        let mut bytes = Vec::new();
+        encode(&mut bytes, &gr(), &frame("ADDED", "a", 1));
+        let second = bytes.len();
+        encode(&mut bytes, &gr(), &frame("ADDED", "c", 3));
+        fs::write(dir.join(JOURNAL), &bytes).unwrap();
+        let error = load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("at byte {second} (resourceVersion 3 follows 1")),
+            "{error}"
+        );
     }
 
     #[test]

@@ -97,7 +97,13 @@ fn read_authority(path: &Path) -> Result<Option<tls::Authority>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::file("read", path)(e)),
     };
-    let damaged = |why: String| Error::Internal(format!("{} is damaged: {why}", path.display()));
+    let damaged = |why: String| {
+        Error::Internal(format!(
+            "{} is damaged ({why}); delete it to make a new CA (kubeconfigs copied elsewhere \
+             must then be taken again)",
+            path.display()
+        ))
+    };
     let kept: KeptAuthority = serde_json::from_str(&text).map_err(|e| damaged(e.to_string()))?;
     let not_after = std::time::UNIX_EPOCH + Duration::from_secs(kept.not_after);
     if not_after < std::time::SystemTime::now() + Duration::from_secs(86_400) {
@@ -140,7 +146,13 @@ fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
     file.write_all(contents)
         .and_then(|()| file.sync_all())
         .map_err(Error::file("write", &partial))?;
-    std::fs::rename(&partial, path).map_err(Error::file("write", path))
+    std::fs::rename(&partial, path).map_err(Error::file("write", path))?;
+    if let Some(parent) = path.parent() {
+        std::fs::File::open(parent)
+            .and_then(|d| d.sync_all())
+            .map_err(Error::file("sync", parent))?;
+    }
+    Ok(())
 }
 
 /// One running virtual cluster.
@@ -276,15 +288,25 @@ impl Lock {
             .truncate(false)
             .open(&path)
             .map_err(Error::file("create", &path))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Locked {
-                    dir: dir.to_owned(),
-                    pid: holder(dir).unwrap_or_else(|| "unknown".into()),
-                });
+        // `holder` (a `status` or `stop` looking) takes the lock shared for an instant.
+        let mut attempts = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if attempts < 10 => {
+                    attempts += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Locked {
+                        dir: dir.to_owned(),
+                        pid: holder(dir).unwrap_or_else(|| "unknown".into()),
+                    });
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(Error::file("lock", &path)(e));
+                }
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::file("lock", &path)(e)),
         }
         file.set_len(0)
             .and_then(|()| writeln!(file, "{}", std::process::id()))
@@ -298,8 +320,10 @@ pub fn holder(dir: &Path) -> Option<String> {
     let path = dir.join(files::LOCK);
     let file = std::fs::File::open(&path).ok()?;
     match file.try_lock_shared() {
-        Ok(()) => None,
-        Err(_) => Some(std::fs::read_to_string(&path).ok()?.trim().to_owned()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Some(std::fs::read_to_string(&path).ok()?.trim().to_owned())
+        }
+        Ok(()) | Err(std::fs::TryLockError::Error(_)) => None,
     }
 }
 
@@ -331,6 +355,15 @@ impl Sandbox {
         let lock = match dir {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(Error::file("create the folder", d))?;
+                let kubeconfig = d.join(files::KUBECONFIG);
+                if kubeconfig.exists() && !d.join(files::LOCK).exists() {
+                    return Err(Error::Folder(format!(
+                        "{} exists and {} is not a sandbox's folder (it has no lock file); \
+                         choose another --dir",
+                        kubeconfig.display(),
+                        d.display()
+                    )));
+                }
                 let lock = Lock::acquire(d)?;
                 let ready = d.join(files::READY);
                 if ready.exists() {
@@ -504,7 +537,7 @@ async fn listen(name: &str, kept: Option<&Path>) -> Result<tokio::net::TcpListen
     if let Some(path) = remembered
         && let Ok(addr) = listener.local_addr()
     {
-        std::fs::write(&path, format!("{addr}\n")).map_err(Error::file("write", &path))?;
+        write_private(&path, format!("{addr}\n").as_bytes())?;
     }
     Ok(listener)
 }

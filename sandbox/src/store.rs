@@ -354,7 +354,25 @@ impl Store {
         let fresh = loaded.is_empty();
         let store = Self::blank(key, Some(journal.clone()));
         store.restore(loaded);
-        store.lock().journal = Some(journal);
+        {
+            let mut st = store.lock();
+            st.journal = Some(journal);
+            // A crash in the middle of a CRD's deletion can leave some of its objects.
+            let unserved: Vec<GroupResource> = st
+                .objects
+                .keys()
+                .filter(|gr| {
+                    !st.registry
+                        .all()
+                        .any(|r| r.group == gr.group && r.plural == gr.resource)
+                })
+                .cloned()
+                .collect();
+            for gr in unserved {
+                tracing::warn!(resource = %gr.resource, group = %gr.group, "removing objects whose CRD is gone");
+                remove_all(&mut st, &store.tx, &gr);
+            }
+        }
         if fresh {
             store.standard_namespaces();
         }
@@ -471,10 +489,18 @@ impl Store {
     /// memory): a write is answered only then. Fails once the journal can no longer be
     /// written.
     pub async fn persisted(&self) -> Result<()> {
+        if self.journal.is_none() {
+            return Ok(());
+        }
+        self.persisted_to(self.resource_version()).await
+    }
+
+    /// Waits until every change up to `rv` is on disk (at once when the store is in memory):
+    /// what a watch sends, a restart cannot take back.
+    pub async fn persisted_to(&self, rv: u64) -> Result<()> {
         let Some(journal) = &self.journal else {
             return Ok(());
         };
-        let rv = self.resource_version();
         let mut synced = journal.synced();
         let state = synced
             .wait_for(|s| s.rv >= rv || s.failed.is_some())
@@ -485,6 +511,17 @@ impl Store {
                 "the sandbox could not store the change: {why}"
             ))),
             _ => Ok(()),
+        }
+    }
+
+    /// Refuses a change once the journal can no longer keep changes (a change it cannot keep
+    /// must not show either: it would be gone at the next start).
+    fn writable(&self) -> Result<()> {
+        match self.journal.as_ref().and_then(|j| j.failed()) {
+            Some(why) => Err(Error::Internal(format!(
+                "the sandbox can no longer store changes: {why}"
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -732,6 +769,7 @@ impl Store {
             }
         }
         let mut st = self.lock();
+        self.writable()?;
         if info.namespaced {
             check_namespace_writable(&st, info, &name, ns)?;
         }
@@ -868,6 +906,7 @@ impl Store {
         f: impl FnOnce(&Value) -> Result<Value>,
     ) -> Result<Value> {
         let mut st = self.lock();
+        self.writable()?;
         let gr = info.group_resource();
         let key = (ns.to_owned(), name.to_owned());
         let old = st
@@ -956,6 +995,7 @@ impl Store {
         opts: &DeleteOptions,
     ) -> Result<Deleted> {
         let mut st = self.lock();
+        self.writable()?;
         let gr = info.group_resource();
         let key = (ns.to_owned(), name.to_owned());
         let old = st
@@ -1477,26 +1517,32 @@ fn remove_object(
         && let Some(crd_gr) = crd_group_resource(&arc)
     {
         st.registry.remove(&crd_gr);
-        if let Some(objs) = st.objects.remove(&crd_gr) {
-            for ((ns, _), before) in objs {
-                st.rv += 1;
-                let rv = st.rv;
-                let mut o = (*before).clone();
-                meta::metadata_mut(&mut o)
-                    .insert("resourceVersion".into(), Value::String(rv.to_string()));
-                emit(
-                    st,
-                    tx,
-                    &crd_gr,
-                    ns,
-                    (Arc::new(o), Some(before)),
-                    EventType::Deleted,
-                    rv,
-                );
-            }
-        }
+        remove_all(st, tx, &crd_gr);
     }
     (*arc).clone()
+}
+
+/// Removes every object of `gr` (a custom resource no longer served), each with its DELETED
+/// event.
+fn remove_all(st: &mut State, tx: &broadcast::Sender<Arc<Event>>, gr: &GroupResource) {
+    let Some(objs) = st.objects.remove(gr) else {
+        return;
+    };
+    for ((ns, _), before) in objs {
+        st.rv += 1;
+        let rv = st.rv;
+        let mut o = (*before).clone();
+        meta::metadata_mut(&mut o).insert("resourceVersion".into(), Value::String(rv.to_string()));
+        emit(
+            st,
+            tx,
+            gr,
+            ns,
+            (Arc::new(o), Some(before)),
+            EventType::Deleted,
+            rv,
+        );
+    }
 }
 
 fn crd_group_resource(crd: &Value) -> Option<GroupResource> {

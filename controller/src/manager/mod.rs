@@ -365,6 +365,8 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         for name in queue.next_batch().await {
             let memo = memos.entry(name.clone()).or_default();
             let outcome = reconcile(&client, &caches, &render, &recorder, &name, memo).await;
+            // Whatever came of it: reports waiting for every trigger's first pass go on.
+            caches.status.tried(&name);
             if caches.triggers.get(&ObjectRef::new(&name)).is_none() {
                 memos.remove(&name);
             }
@@ -408,7 +410,6 @@ pub async fn reconcile(
         Ok(plan) => plan,
         Err(reason) => {
             tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
-            caches.status.tried(name);
             let outcome = Outcome {
                 plan: &Plan::default(),
                 plan_error: Some(&reason),

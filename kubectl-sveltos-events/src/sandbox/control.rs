@@ -155,14 +155,18 @@ pub async fn stop(args: &StopArgs, out: &mut impl Write) -> anyhow::Result<u8> {
 /// `sandbox reset`: removes a stopped sandbox's state, kubeconfigs and merged contexts.
 pub fn reset(args: &DirArgs, out: &mut impl Write) -> anyhow::Result<u8> {
     let dir = &args.dir;
-    if let Some(pid) = holder(dir) {
-        bail!(
-            "a sandbox runs on {} (process {pid}); stop it first with `kubectl sveltos-events \
-             sandbox stop --dir {}`",
-            dir.display(),
-            dir.display()
-        );
+    if !dir.join(files::LOCK).exists() {
+        if dir.join(files::KUBECONFIG).exists() || dir.join(files::STATE).exists() {
+            bail!(
+                "{} is not a sandbox's folder (it has no lock file); nothing was removed",
+                dir.display()
+            );
+        }
+        writeln!(out, "nothing to reset in {}", dir.display())?;
+        return Ok(0);
     }
+    // Held while removing: no sandbox can start on the folder meanwhile.
+    let _lock = sandbox::sandbox::Lock::acquire(dir)?;
     if let Some(merged) = super::merge::unmerge(dir)? {
         writeln!(
             out,
@@ -178,7 +182,8 @@ pub fn reset(args: &DirArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         removed.push(state);
     }
     let mut paths: Vec<PathBuf> = clusters(dir)?.into_iter().map(|c| c.kubeconfig).collect();
-    paths.extend([files::KUBECONFIG, files::READY, files::LOCK].map(|f| dir.join(f)));
+    // The lock file stays: it marks the folder as a sandbox's.
+    paths.extend([files::KUBECONFIG, files::READY].map(|f| dir.join(f)));
     for path in paths {
         match std::fs::remove_file(&path) {
             Ok(()) => removed.push(path),

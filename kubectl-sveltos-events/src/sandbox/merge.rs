@@ -3,19 +3,22 @@
 
 use anyhow::{Context, bail};
 use kube::config::Kubeconfig;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Prefix of every name the sandbox adds to the user's kubeconfig.
 const PREFIX: &str = "sveltos-sandbox-";
 
-/// Where the folder remembers what it merged: `{"path": .., "names": [..]}`.
+/// Where the folder remembers what it merged: `{"path": .., "contexts": {name: server}}`.
 const RECORD: &str = "merged-kubeconfig.json";
 
 /// What was merged, and where.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Record {
     path: PathBuf,
-    names: Vec<String>,
+    /// Each added context (and its cluster, and its user `<name>-admin`) with the server it
+    /// pointed at: another sandbox folder merged since owns the names if it changed them.
+    contexts: BTreeMap<String, String>,
 }
 
 /// The user's kubeconfig, as kubectl picks the file it writes: $KUBECONFIG's first file, or
@@ -33,12 +36,16 @@ fn users_kubeconfig() -> anyhow::Result<PathBuf> {
 /// Adds `clusters` to the user's kubeconfig (replacing what an earlier merge added); its path.
 pub fn merge(dir: &Path, clusters: &[sandbox::ClusterHandle]) -> anyhow::Result<PathBuf> {
     let path = users_kubeconfig()?;
+    // Through a symbolic link, to the file it names (the link stays a link).
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     let ours = Kubeconfig::from_yaml(&sandbox::sandbox::kubeconfig(clusters))
         .context("reading back the sandbox's kubeconfig")?;
-    let mut names = Vec::new();
+    let mut added = BTreeMap::new();
     edit(&path, |file| {
         for mut c in ours.clusters.clone() {
             c.name = format!("{PREFIX}{}", c.name);
+            let server = c.cluster.as_ref().and_then(|c| c.server.clone());
+            added.insert(c.name.clone(), server.unwrap_or_default());
             file.clusters.retain(|x| x.name != c.name);
             file.clusters.push(c);
         }
@@ -54,7 +61,6 @@ pub fn merge(dir: &Path, clusters: &[sandbox::ClusterHandle]) -> anyhow::Result<
                 context.user = context.user.as_ref().map(|u| format!("{PREFIX}{u}"));
             }
             file.contexts.retain(|c| c.name != x.name);
-            names.push(x.name.clone());
             file.contexts.push(x);
         }
     })?;
@@ -63,11 +69,7 @@ pub fn merge(dir: &Path, clusters: &[sandbox::ClusterHandle]) -> anyhow::Result<
         record = Record::default();
     }
     record.path = path.clone();
-    for name in names {
-        if !record.names.contains(&name) {
-            record.names.push(name);
-        }
-    }
+    record.contexts.extend(added);
     let record_path = dir.join(RECORD);
     std::fs::write(&record_path, serde_json::to_vec_pretty(&record)?)
         .with_context(|| format!("cannot write {}", record_path.display()))?;
@@ -81,12 +83,22 @@ pub fn unmerge(dir: &Path) -> anyhow::Result<Option<PathBuf>> {
     };
     if record.path.exists() {
         edit(&record.path, |file| {
+            // Ours: the names this folder added whose cluster still points where it did.
+            let ours: Vec<String> = record
+                .contexts
+                .iter()
+                .filter(|(name, server)| {
+                    file.clusters.iter().any(|c| {
+                        &c.name == *name
+                            && c.cluster.as_ref().and_then(|c| c.server.as_ref()) == Some(*server)
+                    })
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
             // Each context names a cluster and a user of the same name and `-admin`.
             let gone = |name: &str| {
-                record
-                    .names
-                    .iter()
-                    .any(|n| name == n || name.strip_suffix("-admin") == Some(n))
+                ours.iter()
+                    .any(|n| name == n.as_str() || name.strip_suffix("-admin") == Some(n.as_str()))
             };
             file.contexts.retain(|c| !gone(&c.name));
             file.clusters.retain(|c| !gone(&c.name));
@@ -138,9 +150,12 @@ fn edit(path: &Path, change: impl FnOnce(&mut Kubeconfig)) -> anyhow::Result<()>
         return Err(e).with_context(|| format!("cannot create {}", lock.display()));
     }
     let result = (|| {
+        // Read as written: `read_from` would make relative paths absolute.
         let mut file = if path.exists() {
-            Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read {}", path.display()))?
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            Kubeconfig::from_yaml(&text)
+                .with_context(|| format!("{} is not a kubeconfig", path.display()))?
         } else {
             Kubeconfig {
                 api_version: Some("v1".into()),

@@ -141,8 +141,11 @@ async fn handle(State(store): State<Arc<Store>>, request: Request) -> Response {
     tracing::debug!(method = %req.method, path = %parts.uri, user = %req.user.name, "request");
     let reads = matches!(req.method, Method::GET | Method::HEAD | Method::OPTIONS);
     let response = dispatch(&store, req).await;
-    // A write is answered once it is on disk, as kube-apiserver answers once etcd has it.
-    if !reads && let Err(error) = store.persisted().await {
+    // A write is answered once it is on disk, as kube-apiserver answers once etcd has it, and
+    // a read shows nothing a restart could take back (watches wait event by event).
+    if let Err(error) = store.persisted().await
+        && !reads
+    {
         return response::error(&error, None);
     }
     response

@@ -172,6 +172,8 @@ impl Stream {
                 return None;
             }
             if let Some(ev) = self.replay.pop_front() {
+                // Nothing is told before it is kept: a restart cannot take it back.
+                let _ = self.store.persisted_to(ev.rv).await;
                 if let Some(frame) = self.translate(&ev) {
                     return Some(frame);
                 }
@@ -205,6 +207,7 @@ impl Stream {
                             continue;
                         }
                         self.last_rv = ev.rv;
+                        let _ = self.store.persisted_to(ev.rv).await;
                         if let Some(frame) = self.translate(&ev) {
                             return Some(frame);
                         }
