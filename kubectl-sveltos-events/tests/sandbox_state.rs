@@ -22,18 +22,26 @@ fn folder(name: &str) -> PathBuf {
 /// Starts a sandbox on `dir` with `flags`, its standard error in `dir.stderr`; waits for
 /// READY.
 fn start(dir: &Path, flags: &[&str]) -> Child {
+    start_with_kubeconfig(dir, flags, None)
+}
+
+/// [`start`], with `KUBECONFIG` set to `kubeconfig` when given.
+fn start_with_kubeconfig(dir: &Path, flags: &[&str], kubeconfig: Option<&Path>) -> Child {
     // A sandbox killed with -9 had no chance to remove it.
     let _ = std::fs::remove_file(dir.join("READY"));
     let log = std::fs::File::create(dir.with_extension("stderr")).unwrap();
-    let mut child = Command::new(PLUGIN)
+    let mut command = Command::new(PLUGIN);
+    command
         .arg("sandbox")
         .arg("--dir")
         .arg(dir)
         .args(flags)
         .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+        .stderr(log);
+    if let Some(path) = kubeconfig {
+        command.env("KUBECONFIG", path);
+    }
+    let mut child = command.spawn().unwrap();
     let start = Instant::now();
     while !dir.join("READY").exists() {
         if let Some(status) = child.try_wait().unwrap() {
@@ -349,25 +357,11 @@ fn merged_contexts_join_the_users_kubeconfig_and_reset_takes_them_out() {
          users:\n- name: me\n  user: {token: abc}\n",
     )
     .unwrap();
-    let log = std::fs::File::create(dir.with_extension("stderr")).unwrap();
-    let mut child = Command::new(PLUGIN)
-        .args(["sandbox", "--dir"])
-        .arg(&dir)
-        .args(["--clusters", "0", "--no-controllers", "--merge-kubeconfig"])
-        .env("KUBECONFIG", &own)
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !dir.join("READY").exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{}",
-            stderr_of(&dir)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = start_with_kubeconfig(
+        &dir,
+        &["--clusters", "0", "--no-controllers", "--merge-kubeconfig"],
+        Some(&own),
+    );
     assert_eq!(
         kubectl_ok(&own, &["config", "get-contexts", "-o", "name"]),
         "prod\nsveltos-sandbox-mgmt\n"
