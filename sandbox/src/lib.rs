@@ -12,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod field_labels;
 pub mod fields;
+pub mod formats;
 pub mod http;
 pub mod journal;
 pub mod meta;

@@ -8,19 +8,28 @@
 use serde_json::{Map, Value, json};
 
 /// Prunes and defaults `object` (a whole custom resource) by `schema`, its version's
-/// `openAPIV3Schema`.
-pub fn admit(schema: &Value, object: &mut Value) {
-    walk(schema, object, true);
+/// `openAPIV3Schema`; the paths of the unknown fields it pruned (`spec.parts[0].extra`), for
+/// `fieldValidation`.
+pub fn admit(schema: &Value, object: &mut Value) -> Vec<String> {
+    let mut pruned = Vec::new();
+    walk(schema, object, true, "", &mut pruned);
+    pruned
 }
 
-fn walk(schema: &Value, value: &mut Value, resource: bool) {
+fn walk(schema: &Value, value: &mut Value, resource: bool, path: &str, pruned: &mut Vec<String>) {
     match value {
-        Value::Object(fields) => object(schema, fields, resource),
+        Value::Object(fields) => object(schema, fields, resource, path, pruned),
         Value::Array(items) => {
             if let Some(items_schema) = schema.get("items") {
-                for item in items {
+                for (index, item) in items.iter_mut().enumerate() {
                     let embedded = embedded(items_schema);
-                    walk(items_schema, item, embedded);
+                    walk(
+                        items_schema,
+                        item,
+                        embedded,
+                        &format!("{path}[{index}]"),
+                        pruned,
+                    );
                 }
             }
         }
@@ -28,21 +37,40 @@ fn walk(schema: &Value, value: &mut Value, resource: bool) {
     }
 }
 
+/// `path.name` (`name` at the root).
+fn joined(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
 fn embedded(schema: &Value) -> bool {
     schema["x-kubernetes-embedded-resource"] == true
 }
 
-fn object(schema: &Value, fields: &mut Map<String, Value>, resource: bool) {
+fn object(
+    schema: &Value,
+    fields: &mut Map<String, Value>,
+    resource: bool,
+    path: &str,
+    pruned: &mut Vec<String>,
+) {
     let properties = schema.get("properties").and_then(Value::as_object);
     let additional = schema.get("additionalProperties");
     let preserve = schema["x-kubernetes-preserve-unknown-fields"] == true;
     let kept = |name: &str| resource && matches!(name, "apiVersion" | "kind" | "metadata");
     // Unknown fields go (a type-less schema that preserves nothing keeps nothing either).
     fields.retain(|name, _| {
-        kept(name)
+        let known = kept(name)
             || properties.is_some_and(|p| p.contains_key(name))
             || additional.is_some_and(|a| a.is_object() || *a == Value::Bool(true))
-            || preserve
+            || preserve;
+        if !known {
+            pruned.push(joined(path, name));
+        }
+        known
     });
     // A null the schema does not allow is as good as absent (and so gets the default).
     fields.retain(|name, value| {
@@ -62,7 +90,7 @@ fn object(schema: &Value, fields: &mut Map<String, Value>, resource: bool) {
             continue;
         }
         if let Some(field) = field_schema(schema, name) {
-            walk(field, value, embedded(field));
+            walk(field, value, embedded(field), &joined(path, name), pruned);
         }
     }
 }
@@ -224,6 +252,15 @@ fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String
             let n = n.as_f64()?;
             let bound = |key: &str| schema[key].as_f64();
             let exclusive = |key: &str| schema[key] == true;
+            if let Some(factor) = bound("multipleOf")
+                && factor > 0.0
+                && !multiple_of(n, factor)
+            {
+                return invalid(
+                    value,
+                    format!("should be a multiple of {}", schema["multipleOf"]),
+                );
+            }
             if let Some(min) = bound("minimum") {
                 if exclusive("exclusiveMinimum") && n <= min {
                     return invalid(
@@ -268,6 +305,28 @@ fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String
             {
                 return invalid(value, format!("should match '{pattern}'"));
             }
+            if let Some(format) = schema["format"].as_str()
+                && !crate::formats::valid(format, text)
+            {
+                return invalid(value, format!("must be of type {format}: {}", shown(value)));
+            }
+            None
+        }
+        Value::Object(fields) => {
+            // Told with the bound, as kube-apiserver tells it, not the count.
+            if let Some(max) = schema["maxProperties"].as_u64()
+                && fields.len() as u64 > max
+            {
+                return invalid(&json!(max), format!("should have at most {max} properties"));
+            }
+            if let Some(min) = schema["minProperties"].as_u64()
+                && (fields.len() as u64) < min
+            {
+                return invalid(
+                    &json!(min),
+                    format!("should have at least {min} properties"),
+                );
+            }
             None
         }
         Value::Array(items) => {
@@ -286,6 +345,17 @@ fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String
         }
         _ => None,
     }
+}
+
+/// Whether `n` is a multiple of `factor`, as go-openapi's validator decides it (through the
+/// reciprocal for factors below 1, which keeps 1.5 a multiple of 0.5 in floating point).
+fn multiple_of(n: f64, factor: f64) -> bool {
+    let quotient = if factor < 1.0 {
+        (1.0 / factor) * n
+    } else {
+        n / factor
+    };
+    quotient == quotient.trunc()
 }
 
 /// The schema of field `name` of an object: its property, or the additionalProperties schema.

@@ -99,7 +99,12 @@ kinds! {
 /// them (`spec.template.spec.containers[0].imagePullPolice`). Other kinds pass unchanged.
 pub fn decode(info: &ResourceInfo, object: &mut Value) -> Result<Vec<String>> {
     if info.custom {
-        return Ok(Vec::new());
+        // A custom resource's unknown fields are those its structural schema prunes.
+        return Ok(info
+            .schema
+            .as_ref()
+            .map(|schema| crate::structural::admit(schema, object))
+            .unwrap_or_default());
     }
     let Some(round_trip) = typed(&info.group, &info.version, &info.kind) else {
         return Ok(Vec::new());

@@ -482,6 +482,74 @@ async fn kubectl_is_told_of_unknown_fields_as_it_asks() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A CRD whose schema names `spec.size` alone.
+const SIZED_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: sizeds.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: sizeds, singular: sized, kind: Sized}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"#;
+
+/// A custom resource with a misspelt field.
+const SIZED_TYPO: &str = "apiVersion: example.com/v1\nkind: Sized\nmetadata:\n  name: typo\nspec:\n  size: 1\n  sise: 2\n";
+
+/// The same for custom resources: what their schema prunes is refused, told or dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_is_told_of_a_custom_resources_unknown_fields() {
+    let (dir, sb) = start("sbx-kubectl-cr-fields").await;
+    let (_, created) = kubectl(&dir, &["apply", "-f", "-"], Some(SIZED_CRD)).await;
+    assert!(created.contains("created"), "{created}");
+    let mut served = false;
+    for _ in 0..100 {
+        let (ok, _) = kubectl(&dir, &["get", "sizeds"], None).await;
+        if ok {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(served, "the CRD was never served");
+    let steps: Vec<Step> = vec![
+        (
+            vec!["apply", "-f", "-"],
+            Some(SIZED_TYPO),
+            false,
+            "Sized in version \"v1\" cannot be handled as a Sized: strict decoding error: \
+             unknown field \"spec.sise\"",
+        ),
+        (
+            vec!["apply", "--validate=warn", "-f", "-"],
+            Some(SIZED_TYPO),
+            true,
+            "Warning: unknown field \"spec.sise\"",
+        ),
+        (
+            vec!["get", "sized", "typo", "-o", "jsonpath={.spec}"],
+            None,
+            true,
+            "{\"size\":1}",
+        ),
+    ];
+    run_steps(&dir, steps).await;
+    sb.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A ConfigMap the limited account may not create.
 const CONFIGMAP_DENIED: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: denied\ndata:\n  a: b\n";
