@@ -122,6 +122,9 @@ pub struct State {
     /// When the watch last delivered a change of each EventReport, ClusterProfile and
     /// ClusterSummary (milliseconds since the epoch): the hops of an event's path.
     pub arrivals: HashMap<(&'static str, String), i64>,
+    /// ClusterSummaries that became Provisioned before their ClusterProfile arrived (the two
+    /// come by different watches), with when: their path is told once it does.
+    unpathed: HashMap<String, Option<i64>>,
     /// The last activity line of each object: a change that would say the same again (a
     /// status written twice) adds none.
     said: HashMap<(&'static str, String), String>,
@@ -158,6 +161,7 @@ impl State {
             failures: BTreeMap::new(),
             activity: VecDeque::new(),
             arrivals: HashMap::new(),
+            unpathed: HashMap::new(),
             said: HashMap::new(),
             server: server.to_owned(),
             scope: Scope::everything(),
@@ -263,8 +267,16 @@ impl State {
                 {
                     self.arrivals.insert((kind, name.clone()), millis);
                 }
-                if provisioned && let Some(path) = self.path(&name, millis) {
-                    text = path;
+                if provisioned {
+                    match self.path(&name, millis) {
+                        Some(path) => text = path,
+                        None => {
+                            self.unpathed.insert(name.clone(), millis);
+                        }
+                    }
+                }
+                if kind == "ClusterProfile" {
+                    self.tell_unpathed(&name, at);
                 }
                 if !self.in_scope(kind, &name) {
                     return;
@@ -300,6 +312,36 @@ impl State {
         });
         self.activity.truncate(ACTIVITY);
         self.clamp();
+    }
+
+    /// Tells the path of each summary that was provisioned before `profile` arrived.
+    fn tell_unpathed(&mut self, profile: &str, at: &str) {
+        use api::labels::CLUSTER_PROFILE_NAME_LABEL;
+        let waiting: Vec<(String, Option<i64>)> = self
+            .unpathed
+            .iter()
+            .filter(|(summary, _)| {
+                self.objects
+                    .get("ClusterSummary")
+                    .and_then(|m| m.get(*summary))
+                    .is_some_and(|s| {
+                        crate::chain::meta(s, "labels", CLUSTER_PROFILE_NAME_LABEL) == profile
+                    })
+            })
+            .map(|(summary, millis)| (summary.clone(), *millis))
+            .collect();
+        for (summary, millis) in waiting {
+            self.unpathed.remove(&summary);
+            if let Some(path) = self.path(&summary, millis)
+                && self.in_scope("ClusterSummary", &summary)
+            {
+                self.said.insert(("ClusterSummary", summary), path.clone());
+                self.activity.push_front(Activity {
+                    at: at.to_owned(),
+                    text: path,
+                });
+            }
+        }
     }
 
     /// The path of the event that ClusterSummary `summary` just deployed: resource (in its
@@ -769,6 +811,41 @@ mod tests {
             Some(3_000),
         );
         assert_eq!(state.activity.len(), lines);
+    }
+
+    #[test]
+    fn a_summary_provisioned_before_its_profile_arrived_gets_its_path_when_it_does() {
+        let mut state = State::new("x", false);
+        let profile = json!({"metadata": {"name": "p", "resourceVersion": "1", "labels": {
+            "eventtrigger.lib.projectsveltos.io/eventreportname": "s",
+            "eventtrigger.lib.projectsveltos.io/clusterNamespace": "default",
+            "eventtrigger.lib.projectsveltos.io/clustername": "cluster-1",
+            "eventtrigger.lib.projectsveltos.io/clustertype": "Sveltos",
+            "eventtrigger.lib.projectsveltos.io/resourcenamespace": "default",
+            "eventtrigger.lib.projectsveltos.io/resourcename": "my-service"}}});
+        let summary = json!({"metadata": {"name": "p-sveltos-cluster-1", "namespace": "default",
+            "resourceVersion": "2", "labels": {"projectsveltos.io/cluster-profile-name": "p"}},
+            "spec": {"clusterNamespace": "default", "clusterName": "cluster-1"},
+            "status": {"featureSummaries": [{"featureID": "Resources", "status": "Provisioned"}]}});
+        state.on_update_at(
+            Update::Applied("ClusterSummary", summary),
+            "10:00:01",
+            Some(1_000),
+        );
+        assert!(state.activity[0].text.starts_with("ClusterSummary "));
+        state.on_update_at(
+            Update::Applied("ClusterProfile", profile),
+            "10:00:01",
+            Some(1_050),
+        );
+        let texts: Vec<&str> = state.activity.iter().map(|a| a.text.as_str()).collect();
+        assert!(
+            texts.iter().any(|t| t.starts_with(
+                "default/my-service in default/cluster-1 → EventReport → ClusterProfile +? → \
+                 deployed in default/cluster-1 +0.00s"
+            )),
+            "{texts:?}"
+        );
     }
 
     #[test]
