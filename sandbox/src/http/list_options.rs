@@ -47,18 +47,19 @@ pub fn validate(req: &Req, watch: bool) -> Result<()> {
         return Ok(());
     }
     let rv = req.q("resourceVersion").unwrap_or("");
-    let forbidden = |why: &str| {
-        Err(Error::Invalid(format!(
-            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: {why}"
-        )))
+    let invalid = |text: String| {
+        Err(Error::InvalidFields {
+            subject: "ListOptions.meta.k8s.io \"\"".into(),
+            causes: vec![("resourceVersionMatch".into(), text)],
+        })
     };
+    let forbidden = |why: &str| invalid(format!("Forbidden: {why}"));
     if watch && req.q("sendInitialEvents").is_some() {
         // A streaming list (1.27+): its initial events are the latest objects.
         if matching != "NotOlderThan" {
-            return Err(Error::Invalid(format!(
-                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported \
-                 value: {matching:?}: supported values: \"NotOlderThan\""
-            )));
+            return invalid(format!(
+                "Unsupported value: {matching:?}: supported values: \"NotOlderThan\""
+            ));
         }
         return Ok(());
     }
@@ -72,10 +73,9 @@ pub fn validate(req: &Req, watch: bool) -> Result<()> {
         return forbidden("resourceVersionMatch is forbidden when continue is provided");
     }
     if !matches!(matching, "Exact" | "NotOlderThan") {
-        return Err(Error::Invalid(format!(
-            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \
-             {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
-        )));
+        return invalid(format!(
+            "Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+        ));
     }
     if matching == "Exact" && rv == "0" {
         return forbidden("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
