@@ -92,6 +92,18 @@ kinds! {
     ("scheduling.k8s.io", "v1", "PriorityClass") => api::scheduling::v1::PriorityClass,
     ("coordination.k8s.io", "v1", "Lease") => api::coordination::v1::Lease,
     ("discovery.k8s.io", "v1", "EndpointSlice") => api::discovery::v1::EndpointSlice,
+    ("storage.k8s.io", "v1", "CSIDriver") => api::storage::v1::CSIDriver,
+    ("storage.k8s.io", "v1", "CSINode") => api::storage::v1::CSINode,
+    ("storage.k8s.io", "v1", "VolumeAttachment") => api::storage::v1::VolumeAttachment,
+    ("storage.k8s.io", "v1", "CSIStorageCapacity") => api::storage::v1::CSIStorageCapacity,
+    ("node.k8s.io", "v1", "RuntimeClass") => api::node::v1::RuntimeClass,
+    ("certificates.k8s.io", "v1", "CertificateSigningRequest") => api::certificates::v1::CertificateSigningRequest,
+    ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration") => api::admissionregistration::v1::MutatingWebhookConfiguration,
+    ("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration") => api::admissionregistration::v1::ValidatingWebhookConfiguration,
+    ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy") => api::admissionregistration::v1::ValidatingAdmissionPolicy,
+    ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding") => api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    ("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema") => api::flowcontrol::v1::FlowSchema,
+    ("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration") => api::flowcontrol::v1::PriorityLevelConfiguration,
 }
 
 /// Decodes `object` as built-in kind `info` would be: refuses a value of the wrong type and

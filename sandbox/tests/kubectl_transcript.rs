@@ -550,6 +550,77 @@ async fn kubectl_is_told_of_a_custom_resources_unknown_fields() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Admission policies, flow control and storage capacity, as a 1.32 server serves them.
+const POLICY_KINDS: &str = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: demo}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}
+  validations:
+  - expression: "object.spec.replicas <= 5"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: demo}
+spec: {policyName: demo, validationActions: [Deny]}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: demo}
+spec: {type: Limited, limited: {nominalConcurrencyShares: 5}}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: demo}
+storageClassName: standard
+"#;
+
+/// A FlowSchema with a misspelt field.
+const FLOWSCHEMA_TYPO: &str = "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\n\
+    metadata: {name: demo}\nspec: {priorityLevelConfiguration: {name: demo}, colour: red}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_finds_the_policy_flow_control_and_capacity_kinds() {
+    let (dir, sb) = start("sbx-kubectl-policy-kinds").await;
+    let steps: Vec<Step> = vec![
+        (
+            vec!["api-resources", "-o", "name"],
+            None,
+            true,
+            "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+        ),
+        (
+            vec!["apply", "-f", "-"],
+            Some(POLICY_KINDS),
+            true,
+            "csistoragecapacity.storage.k8s.io/demo created",
+        ),
+        (
+            vec![
+                "get",
+                "validatingadmissionpolicy",
+                "demo",
+                "-o",
+                "jsonpath={.metadata.generation}",
+            ],
+            None,
+            true,
+            "1",
+        ),
+        (
+            vec!["apply", "-f", "-"],
+            Some(FLOWSCHEMA_TYPO),
+            false,
+            "strict decoding error: unknown field \"spec.colour\"",
+        ),
+    ];
+    run_steps(&dir, steps).await;
+    sb.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A ConfigMap the limited account may not create.
 const CONFIGMAP_DENIED: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: denied\ndata:\n  a: b\n";
