@@ -18,6 +18,13 @@ pub fn apply(info: &ResourceInfo, obj: &mut Value) {
     }
     match (info.group.as_str(), info.plural.as_str()) {
         ("", "services") => service(obj),
+        // Go's zero IngressStatus: its loadBalancer is no pointer.
+        ("networking.k8s.io", "ingresses") => {
+            if let Some(root) = obj.as_object_mut() {
+                root.entry("status")
+                    .or_insert_with(|| json!({"loadBalancer": {}}));
+            }
+        }
         ("", "secrets") => secret(obj),
         ("apps", "deployments") => deployment(obj),
         ("", "pods") => pod(obj),

@@ -23,6 +23,12 @@ const USER_AGENT: &str = "differential/1.0";
 /// with the same words, under "Known differences" in the crate's README.
 const EXPLAINED: &[(&str, &str, &str)] = &[
     (
+        "^(netpol|ingress)-",
+        r#"^/(details/group: kube-apiserver "extensions", sandbox "networking.k8s.io"|message: kube-apiserver "(NetworkPolicy|Ingress)\.extensions )"#,
+        "1.20 names NetworkPolicies and Ingresses `Kind.extensions` in its 422s whatever group \
+         was written to; later servers name the group written to, as the sandbox does",
+    ),
+    (
         ".*",
         "/managedFields",
         "managedFields: entries record leaf fields and list items only (no `.` for maps a \

@@ -1,8 +1,10 @@
 //! kube-apiserver's validation of the built-in kinds users write most, in its words: what a
 //! real cluster refuses, the sandbox refuses too. So far: ConfigMap and Secret keys and value
-//! types, a Secret's type fixed once set, a Service's ports, and Pods' and workloads'
-//! containers and selectors ([`workloads`]). Other kinds are stored as sent.
+//! types, a Secret's type fixed once set, a Service's ports, Pods' and workloads' containers
+//! and selectors ([`workloads`]), and NetworkPolicies, Ingresses, Jobs, RBAC objects and
+//! Endpoints ([`kinds`]). Other kinds are stored as sent.
 
+mod kinds;
 mod workloads;
 
 use serde_json::Value;
@@ -16,7 +18,8 @@ pub fn builtin(info: &ResourceInfo, old: Option<&Value>, object: &Value) -> Resu
     if info.custom {
         return Ok(());
     }
-    let causes = workloads::errors(&info.group, &info.plural, object);
+    let mut causes = workloads::errors(&info.group, &info.plural, object);
+    causes.extend(kinds::errors(&info.group, &info.plural, old, object));
     if !causes.is_empty() {
         let subject = if info.group.is_empty() {
             format!("{} {name:?}", info.kind)
