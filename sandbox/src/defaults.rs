@@ -6,14 +6,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-/// Fills the defaults kube-apiserver sets on `obj` of resource `info` (a custom resource: pruned
-/// and defaulted by its CRD's schema); other kinds pass unchanged.
+/// Fills the defaults kube-apiserver sets on built-in `obj` of resource `info`; other kinds
+/// pass unchanged (a custom resource was pruned and defaulted by its schema when decoded:
+/// [`crate::typed::decode`]).
 pub fn apply(info: &ResourceInfo, obj: &mut Value) {
     if info.custom {
-        if let Some(schema) = &info.schema {
-            // What it prunes was told (or refused) when the body was decoded.
-            let _ = crate::structural::admit(schema, obj);
-        }
         return;
     }
     match (info.group.as_str(), info.plural.as_str()) {

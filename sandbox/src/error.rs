@@ -109,9 +109,23 @@ pub enum Error {
     /// A folder the sandbox will not use.
     #[error("{0}")]
     Folder(String),
-    /// A cluster's stored state cannot be read or written.
-    #[error(transparent)]
-    Journal(#[from] crate::journal::JournalError),
+    /// A file of a cluster's stored state holds something other than what the sandbox
+    /// writes.
+    #[error(
+        "{} is damaged at byte {offset} ({reason}); nothing was loaded: move {} aside to start \
+         that cluster anew, or start the whole sandbox clean with `kubectl sveltos-events \
+         sandbox reset --dir DIR`",
+        path.display(),
+        path.parent().unwrap_or(path).display()
+    )]
+    Damaged {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Where the damage starts.
+        offset: u64,
+        /// What is wrong there.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -149,7 +163,7 @@ impl Error {
             | Error::File { .. }
             | Error::Locked { .. }
             | Error::Folder(_)
-            | Error::Journal(_) => 500,
+            | Error::Damaged { .. } => 500,
         }
     }
 
@@ -172,7 +186,7 @@ impl Error {
             | Error::File { .. }
             | Error::Locked { .. }
             | Error::Folder(_)
-            | Error::Journal(_) => "InternalError",
+            | Error::Damaged { .. } => "InternalError",
             Error::Storage(_) => "",
         }
     }

@@ -16,7 +16,7 @@ pub fn valid(format: &str, text: &str) -> bool {
         "uuid5" => uuid(text, Some('5')),
         "ipv4" => text.parse::<std::net::Ipv4Addr>().is_ok(),
         "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
-        "cidr" => cidr(text),
+        "cidr" => cidr(text).is_some(),
         "hostname" => hostname(text),
         "email" => email(text),
         "byte" => base64::engine::general_purpose::STANDARD
@@ -101,19 +101,14 @@ fn uuid(text: &str, version: Option<char>) -> bool {
     shape && version.is_none_or(|v| groups[2].starts_with(v))
 }
 
-/// An address and a prefix length within its family's size.
-fn cidr(text: &str) -> bool {
-    let Some((address, bits)) = text.split_once('/') else {
-        return false;
-    };
-    let Ok(bits) = bits.parse::<u8>() else {
-        return false;
-    };
-    match address.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(_)) => bits <= 32,
-        Ok(std::net::IpAddr::V6(_)) => bits <= 128,
-        Err(_) => false,
-    }
+/// A CIDR read as its address and prefix length (within its family's size); `None` when it
+/// is not one.
+pub fn cidr(text: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (address, bits) = text.split_once('/')?;
+    let address: std::net::IpAddr = address.parse().ok()?;
+    let bits: u8 = bits.parse().ok()?;
+    let most = if address.is_ipv4() { 32 } else { 128 };
+    (bits <= most).then_some((address, bits))
 }
 
 /// DNS labels of letters, digits and inner hyphens, each at most 63 long, 255 in all.

@@ -13,6 +13,7 @@
 //! in the middle of an append) is dropped with a warning; any other damage refuses the whole
 //! folder in words, never half-loading it.
 
+use crate::error::{Error, Result};
 use crate::registry::GroupResource;
 use crate::store::EventType;
 use serde_json::Value;
@@ -32,49 +33,6 @@ pub const JOURNAL: &str = "journal";
 const HEADER: &str = "sveltos-events-sandbox snapshot v1 rv=";
 /// The journal is compacted once it is this large and twice the snapshot's size.
 const COMPACT_FLOOR: u64 = 16 << 20;
-
-/// Why a cluster's state cannot be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum JournalError {
-    /// A file operation failed.
-    #[error("cannot {action} {}", path.display())]
-    Io {
-        /// What was being done (`read`, `create`...).
-        action: &'static str,
-        /// The file or folder.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// A file holds something other than what this module writes.
-    #[error(
-        "{} is damaged at byte {offset} ({reason}); nothing was loaded: move {} aside to start \
-         that cluster anew, or start the whole sandbox clean with `kubectl sveltos-events \
-         sandbox reset --dir DIR`",
-        path.display(),
-        path.parent().unwrap_or(path).display()
-    )]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// Where the damage starts.
-        offset: u64,
-        /// What is wrong there.
-        reason: String,
-    },
-}
-
-fn io_error<'a>(
-    action: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(io::Error) -> JournalError + 'a {
-    move |source| JournalError::Io {
-        action,
-        path: path.to_owned(),
-        source,
-    }
-}
 
 /// One stored change.
 #[derive(Debug)]
@@ -132,7 +90,7 @@ fn encode(out: &mut Vec<u8>, gr: &GroupResource, frame: &str) {
 }
 
 /// A line (without its newline) checked and read back.
-fn decode(line: &[u8]) -> Result<Record, String> {
+fn decode(line: &[u8]) -> std::result::Result<Record, String> {
     let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_owned())?;
     let (crc, body) = text.split_once(' ').ok_or("no checksum")?;
     let crc = u32::from_str_radix(crc, 16).map_err(|_| "no checksum".to_owned())?;
@@ -170,25 +128,25 @@ fn decode(line: &[u8]) -> Result<Record, String> {
 }
 
 /// Reads what `dir` holds (nothing when it has no state yet).
-pub fn load(dir: &Path) -> Result<Loaded, JournalError> {
+pub fn load(dir: &Path) -> Result<Loaded> {
     let mut loaded = Loaded::default();
     let snapshot = dir.join(SNAPSHOT);
     match fs::read(&snapshot) {
         Ok(bytes) => read_snapshot(&snapshot, &bytes, &mut loaded)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_error("read", &snapshot)(e)),
+        Err(e) => return Err(Error::file("read", &snapshot)(e)),
     }
     let journal = dir.join(JOURNAL);
     match fs::read(&journal) {
         Ok(bytes) => read_journal(&journal, &bytes, &mut loaded)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_error("read", &journal)(e)),
+        Err(e) => return Err(Error::file("read", &journal)(e)),
     }
     Ok(loaded)
 }
 
-fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<(), JournalError> {
-    let corrupt = |offset: usize, reason: String| JournalError::Corrupt {
+fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
+    let corrupt = |offset: usize, reason: String| Error::Damaged {
         path: path.to_owned(),
         offset: offset as u64,
         reason,
@@ -215,8 +173,8 @@ fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<(), J
     Ok(())
 }
 
-fn read_journal(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<(), JournalError> {
-    let corrupt = |offset: usize, reason: String| JournalError::Corrupt {
+fn read_journal(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
+    let corrupt = |offset: usize, reason: String| Error::Damaged {
         path: path.to_owned(),
         offset: offset as u64,
         reason,
@@ -316,21 +274,21 @@ impl std::fmt::Debug for Journal {
 impl Journal {
     /// Opens `dir`'s journal after [`load`] read it: a torn tail is cut off, and appends go
     /// after the last whole record.
-    pub fn open(dir: &Path, loaded: &Loaded) -> Result<Journal, JournalError> {
+    pub fn open(dir: &Path, loaded: &Loaded) -> Result<Journal> {
         let path = dir.join(JOURNAL);
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
             .open(&path)
-            .map_err(io_error("open", &path))?;
-        let length = file.metadata().map_err(io_error("read", &path))?.len();
+            .map_err(Error::file("open", &path))?;
+        let length = file.metadata().map_err(Error::file("read", &path))?.len();
         if length != loaded.journal_bytes {
             file.set_len(loaded.journal_bytes)
                 .and_then(|()| file.sync_data())
-                .map_err(io_error("truncate", &path))?;
+                .map_err(Error::file("truncate", &path))?;
         }
-        sync_dir(dir).map_err(io_error("sync", dir))?;
+        sync_dir(dir).map_err(Error::file("sync", dir))?;
         let (synced, _) = watch::channel(Synced {
             rv: loaded.rv,
             failed: None,
@@ -351,7 +309,7 @@ impl Journal {
             std::thread::Builder::new()
                 .name("sandbox-journal".into())
                 .spawn(move || flush(&shared, file))
-                .map_err(io_error("start the writer of", &path))?
+                .map_err(Error::file("start the writer of", &path))?
         };
         Ok(Journal {
             shared,
@@ -462,7 +420,7 @@ fn flush(shared: &Shared, mut file: File) {
                     .and_then(|snapshot_bytes| {
                         file.set_len(0)
                             .and_then(|()| file.sync_data())
-                            .map_err(io_error("empty", &path))?;
+                            .map_err(Error::file("empty", &path))?;
                         let mut queue = shared.queue();
                         queue.journal_bytes = queue.journal_bytes.saturating_sub(bytes);
                         queue.snapshot_bytes = snapshot_bytes;
@@ -484,17 +442,17 @@ fn flush(shared: &Shared, mut file: File) {
     }
 }
 
-fn append(file: &mut File, lines: &[u8], path: &Path) -> Result<(), JournalError> {
+fn append(file: &mut File, lines: &[u8], path: &Path) -> Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
     file.write_all(lines)
         .and_then(|()| file.sync_data())
-        .map_err(io_error("write", path))
+        .map_err(Error::file("write", path))
 }
 
 /// Writes `objects` as the snapshot at `rv`, atomically; returns its size.
-fn write_snapshot(dir: &Path, rv: u64, objects: &Objects) -> Result<u64, JournalError> {
+fn write_snapshot(dir: &Path, rv: u64, objects: &Objects) -> Result<u64> {
     let path = dir.join(SNAPSHOT);
     let partial = dir.join(format!("{SNAPSHOT}.partial"));
     let file = OpenOptions::new()
@@ -503,13 +461,13 @@ fn write_snapshot(dir: &Path, rv: u64, objects: &Objects) -> Result<u64, Journal
         .truncate(true)
         .mode(0o600)
         .open(&partial)
-        .map_err(io_error("create", &partial))?;
+        .map_err(Error::file("create", &partial))?;
     let mut out = BufWriter::new(file);
     let mut line = Vec::new();
     let mut size = 0u64;
     let header = format!("{HEADER}{rv}\n");
     out.write_all(header.as_bytes())
-        .map_err(io_error("write", &partial))?;
+        .map_err(Error::file("write", &partial))?;
     size += header.len() as u64;
     for (gr, objects) in objects {
         for object in objects {
@@ -517,21 +475,22 @@ fn write_snapshot(dir: &Path, rv: u64, objects: &Objects) -> Result<u64, Journal
             let object = serde_json::to_string(&**object).unwrap_or_else(|_| "{}".into());
             let frame = format!("{{\"type\":\"ADDED\",\"object\":{object}}}");
             encode(&mut line, gr, &frame);
-            out.write_all(&line).map_err(io_error("write", &partial))?;
+            out.write_all(&line)
+                .map_err(Error::file("write", &partial))?;
             size += line.len() as u64;
         }
     }
     let file = out
         .into_inner()
-        .map_err(|e| io_error("write", &partial)(e.into_error()))?;
-    file.sync_all().map_err(io_error("sync", &partial))?;
-    fs::rename(&partial, &path).map_err(io_error("replace", &path))?;
-    sync_dir(dir).map_err(io_error("sync", dir))?;
+        .map_err(|e| Error::file("write", &partial)(e.into_error()))?;
+    file.sync_all().map_err(Error::file("sync", &partial))?;
+    fs::rename(&partial, &path).map_err(Error::file("replace", &path))?;
+    sync_dir(dir).map_err(Error::file("sync", dir))?;
     Ok(size)
 }
 
 /// Makes a rename or creation in `dir` durable.
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 

@@ -773,6 +773,12 @@ impl Registry {
             .cloned()
     }
 
+    /// Any served version of a group resource.
+    pub fn by_group_resource(&self, gr: &GroupResource) -> Option<&Arc<ResourceInfo>> {
+        self.all()
+            .find(|r| r.group == gr.group && r.plural == gr.resource)
+    }
+
     /// Every served resource, ordered by group, version, plural.
     pub fn all(&self) -> impl Iterator<Item = &Arc<ResourceInfo>> {
         self.by_gvr.values()

@@ -130,12 +130,12 @@ fn write_authority(path: &Path, ca: &tls::Authority) -> Result<()> {
     write_private(path, text.as_bytes())
 }
 
-/// Writes `contents` to `path` whole (through a temporary file renamed into place), readable
-/// by the owner alone.
-fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
+/// Writes `contents` to `path` whole (through `<path>.partial` renamed into place, both
+/// synced), readable by the owner alone.
+pub fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let partial = path.with_extension("partial");
+    let partial = PathBuf::from(format!("{}.partial", path.display()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -147,12 +147,10 @@ fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
         .and_then(|()| file.sync_all())
         .map_err(Error::file("write", &partial))?;
     std::fs::rename(&partial, path).map_err(Error::file("write", path))?;
-    if let Some(parent) = path.parent() {
-        std::fs::File::open(parent)
-            .and_then(|d| d.sync_all())
-            .map_err(Error::file("sync", parent))?;
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => crate::journal::sync_dir(parent).map_err(Error::file("sync", parent)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// One running virtual cluster.

@@ -5,7 +5,7 @@ use crate::auth::jwt::SigningKey;
 use crate::auth::rbac::Policy;
 use crate::defaults;
 use crate::error::{Error, Result};
-use crate::journal::{self, Journal, JournalError};
+use crate::journal::{self, Journal};
 use crate::meta::{self, finalizers, meta_str};
 use crate::paging;
 use crate::patch::{self, Writer};
@@ -332,23 +332,16 @@ impl Store {
     /// The cluster whose state `dir` keeps (a new one when it keeps none): its objects, its
     /// resourceVersion, the recent changes watches resume from, and its token signing key.
     /// Every change from now on is journaled there; see [`Store::persisted`].
-    pub fn open(dir: &Path) -> std::result::Result<Self, JournalError> {
+    pub fn open(dir: &Path) -> Result<Self> {
         // Secrets are kept there: the owner alone may look.
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|source| JournalError::Io {
-                action: "create",
-                path: dir.to_owned(),
-                source,
-            })?;
+            .map_err(Error::file("create", dir))?;
         let key_path = dir.join("signing-key");
-        let key = SigningKey::load_or_create(&key_path).map_err(|source| JournalError::Io {
-            action: "read or create",
-            path: key_path,
-            source,
-        })?;
+        let key = SigningKey::load_or_create(&key_path)
+            .map_err(Error::file("read or create", &key_path))?;
         let loaded = journal::load(dir)?;
         let journal = Arc::new(Journal::open(dir, &loaded)?);
         let fresh = loaded.is_empty();
@@ -361,11 +354,7 @@ impl Store {
             let unserved: Vec<GroupResource> = st
                 .objects
                 .keys()
-                .filter(|gr| {
-                    !st.registry
-                        .all()
-                        .any(|r| r.group == gr.group && r.plural == gr.resource)
-                })
+                .filter(|gr| st.registry.by_group_resource(gr).is_none())
                 .cloned()
                 .collect();
             for gr in unserved {
@@ -619,11 +608,7 @@ impl Store {
 
     /// Any served version of a group resource.
     pub fn resolve_group_resource(&self, gr: &GroupResource) -> Option<Arc<ResourceInfo>> {
-        self.lock()
-            .registry
-            .all()
-            .find(|r| r.group == gr.group && r.plural == gr.resource)
-            .cloned()
+        self.lock().registry.by_group_resource(gr).cloned()
     }
 
     /// A snapshot of the registry (discovery, OpenAPI).

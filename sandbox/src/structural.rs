@@ -37,8 +37,8 @@ fn walk(schema: &Value, value: &mut Value, resource: bool, path: &str, pruned: &
     }
 }
 
-/// `path.name` (`name` at the root).
-fn joined(path: &str, name: &str) -> String {
+/// `path.name` (`name` at the root): a field's path as Go's decoders name it.
+pub fn joined(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_owned()
     } else {

@@ -106,12 +106,14 @@ kinds! {
     ("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration") => api::flowcontrol::v1::PriorityLevelConfiguration,
 }
 
-/// Decodes `object` as built-in kind `info` would be: refuses a value of the wrong type and
-/// drops the fields the kind does not have; returns their paths as Go's strict decoder names
-/// them (`spec.template.spec.containers[0].imagePullPolice`). Other kinds pass unchanged.
+/// Decodes `object` as kind `info` would be: a built-in kind refuses a value of the wrong type
+/// and drops the fields its type does not have, a custom resource is pruned and defaulted by
+/// its schema; returns the dropped fields' paths as Go's strict decoder names them
+/// (`spec.template.spec.containers[0].imagePullPolice`). Other kinds pass unchanged.
 pub fn decode(info: &ResourceInfo, object: &mut Value) -> Result<Vec<String>> {
     if info.custom {
-        // A custom resource's unknown fields are those its structural schema prunes.
+        // A custom resource is pruned and defaulted by its structural schema as it is decoded,
+        // as kube-apiserver's decoder does; its unknown fields are those pruned.
         return Ok(info
             .schema
             .as_ref()
@@ -139,11 +141,7 @@ fn drop_unknown(written: &mut Value, read: &Value, path: &str, unknown: &mut Vec
     match (written, read) {
         (Value::Object(fields), Value::Object(known)) => {
             fields.retain(|name, value| {
-                let here = if path.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{path}.{name}")
-                };
+                let here = crate::structural::joined(path, name);
                 match known.get(name) {
                     Some(read) => {
                         drop_unknown(value, read, &here, unknown);

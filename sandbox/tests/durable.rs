@@ -18,15 +18,18 @@ fn folder(name: &str) -> PathBuf {
     dir
 }
 
-async fn start(dir: &Path) -> Sandbox {
-    Sandbox::start(SandboxOptions {
+/// One durable cluster whose state `dir` keeps.
+fn durable(dir: &Path) -> SandboxOptions {
+    SandboxOptions {
         dir: Some(dir.to_owned()),
         managed_clusters: 0,
         durable: true,
         ..Default::default()
-    })
-    .await
-    .unwrap()
+    }
+}
+
+async fn start(dir: &Path) -> Sandbox {
+    Sandbox::start(durable(dir)).await.unwrap()
 }
 
 fn rv(meta: &kube::api::ObjectMeta) -> u64 {
@@ -180,15 +183,7 @@ async fn a_restarted_sandbox_has_everything_it_answered() {
 async fn a_second_sandbox_on_the_folder_is_refused_naming_the_first() {
     let dir = folder("lock");
     let sb = start(&dir).await;
-    let error = Sandbox::start(SandboxOptions {
-        dir: Some(dir.clone()),
-        managed_clusters: 0,
-        durable: true,
-        ..Default::default()
-    })
-    .await
-    .unwrap_err()
-    .to_string();
+    let error = Sandbox::start(durable(&dir)).await.unwrap_err().to_string();
     assert!(
         error.contains(&format!(
             "is in use by another sandbox (process {})",

@@ -128,8 +128,6 @@ fn read_record(dir: &Path) -> anyhow::Result<Option<Record>> {
 /// Reads the kubeconfig at `path` (an empty one when there is none), changes it, and writes
 /// it back whole, holding `<path>.lock` meanwhile as kubectl does.
 fn edit(path: &Path, change: impl FnOnce(&mut Kubeconfig)) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -165,18 +163,7 @@ fn edit(path: &Path, change: impl FnOnce(&mut Kubeconfig)) -> anyhow::Result<()>
         };
         change(&mut file);
         let text = crate::kubeconfig::to_yaml(&file)?;
-        let partial = PathBuf::from(format!("{}.partial", path.display()));
-        let mut out = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&partial)
-            .with_context(|| format!("cannot create {}", partial.display()))?;
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.sync_all())
-            .with_context(|| format!("cannot write {}", partial.display()))?;
-        std::fs::rename(&partial, path).with_context(|| format!("cannot write {}", path.display()))
+        Ok(sandbox::sandbox::write_private(path, text.as_bytes())?)
     })();
     let _ = std::fs::remove_file(&lock);
     result

@@ -7,7 +7,7 @@
 //! (valid until they expire, for the audiences they name, while their ServiceAccount lives).
 
 use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ring::hmac;
 use serde_json::{Value, json};
 
@@ -37,15 +37,15 @@ impl SigningKey {
         SigningKey(hmac::Key::new(hmac::HMAC_SHA256, secret))
     }
 
-    /// The key whose secret `path` keeps (hex), made and written there (readable by the owner
-    /// alone) the first time, so tokens signed before a restart still verify after it.
+    /// The key whose secret `path` keeps (base64), made and written there (readable by the
+    /// owner alone) the first time, so tokens signed before a restart still verify after it.
     pub fn load_or_create(path: &std::path::Path) -> std::io::Result<SigningKey> {
         use std::io::Write as _;
         use std::os::unix::fs::OpenOptionsExt as _;
         match std::fs::read_to_string(path) {
             Ok(text) => {
-                let secret = decode_hex(text.trim()).ok_or_else(|| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not a hex secret")
+                let secret = STANDARD.decode(text.trim()).map_err(|e| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
                 })?;
                 return Ok(SigningKey::from_secret(&secret));
             }
@@ -53,13 +53,12 @@ impl SigningKey {
             Err(_) => {}
         }
         let secret = random_secret();
-        let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(path)?;
-        file.write_all(format!("{hex}\n").as_bytes())?;
+        writeln!(file, "{}", STANDARD.encode(&secret))?;
         file.sync_all()?;
         Ok(SigningKey::from_secret(&secret))
     }
@@ -93,17 +92,6 @@ fn random_secret() -> Vec<u8> {
             .collect();
     }
     secret
-}
-
-/// Bytes of a hex string (`None`: odd length or not hex).
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 /// The claims of a legacy token for the account `namespace/name` (uid `uid`) kept in Secret

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::formats::cidr;
 use crate::meta::{DNS1123_SUBDOMAIN_RULE, LABEL_VALUE_RULE, is_dns1123_subdomain, is_label_value};
 
 /// Field errors, `(field, text)`, in kube-apiserver's order.
@@ -100,15 +101,6 @@ fn selector(selector: &Value, field: &str, errors: &mut Errors) {
             );
         }
     }
-}
-
-/// An address and prefix; `None` when it is not a CIDR.
-fn cidr(text: &str) -> Option<(std::net::IpAddr, u8)> {
-    let (address, bits) = text.split_once('/')?;
-    let address: std::net::IpAddr = address.parse().ok()?;
-    let bits: u8 = bits.parse().ok()?;
-    let most = if address.is_ipv4() { 32 } else { 128 };
-    (bits <= most).then_some((address, bits))
 }
 
 /// Whether CIDR `inner` lies strictly inside CIDR `outer`.
