@@ -33,17 +33,9 @@ pub struct StatusArgs {
 pub struct StopArgs {
     #[command(flatten)]
     folder: DirArgs,
-    /// How long to wait for the sandbox to exit.
-    #[arg(long, default_value = "30s", value_parser = parse_seconds)]
+    /// How long to wait for the sandbox to exit, e.g. `30s`, `2m`.
+    #[arg(long, default_value = "30s", value_parser = crate::install::parse_duration)]
     timeout: Duration,
-}
-
-fn parse_seconds(text: &str) -> Result<Duration, String> {
-    text.strip_suffix('s')
-        .unwrap_or(text)
-        .parse::<u64>()
-        .map(Duration::from_secs)
-        .map_err(|_| format!("{text:?} is not a number of seconds (such as 30s)"))
 }
 
 /// A cluster as the folder's kubeconfig lists it.
