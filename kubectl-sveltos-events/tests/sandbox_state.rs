@@ -262,7 +262,15 @@ fn the_folder_is_locked_and_status_stop_reset_tell_and_do_what_they_say() {
     let stop = plugin(&["sandbox", "stop", "--dir", d]);
     assert!(stop.status.success(), "{}", text(&stop.stderr));
     assert!(text(&stop.stdout).contains(&format!("stopped the sandbox on {d} (process {pid})")));
-    assert!(child.try_wait().unwrap().is_some_and(|s| s.success()));
+    // The lock is let go as the process ends; its exit may come a moment later.
+    let exited = (0..200).find_map(|_| {
+        let status = child.try_wait().unwrap();
+        if status.is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        status
+    });
+    assert!(exited.is_some_and(|s| s.success()), "{exited:?}");
     assert!(!dir.join("READY").exists());
     let status = plugin(&["sandbox", "status", "--dir", d]);
     assert_eq!(status.status.code(), Some(3));

@@ -813,6 +813,7 @@ impl Store {
         // Decoded as its type first, as kube-apiserver decodes a body before it defaults
         // and validates it.
         opts.decode(info, &mut obj)?;
+        defaults::prepare_create(info, &mut obj);
         defaults::apply(info, &mut obj);
         crate::structural::validate(info, &obj)?;
         crate::validation::builtin(info, None, &obj)?;
@@ -1357,6 +1358,7 @@ fn prepare_update(
     }
     opts.decode(info, &mut new)?;
     defaults::apply(info, &mut new);
+    defaults::prepare_update(info, old, &mut new);
     crate::structural::validate(info, &new)?;
     crate::validation::builtin(info, Some(old), &new)?;
     defaults::keep_allocated(info, old, &mut new).map_err(Error::Invalid)?;

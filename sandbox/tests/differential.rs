@@ -29,6 +29,19 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
          was written to; later servers name the group written to, as the sandbox does",
     ),
     (
+        "^job-",
+        r"^(/metadata/generation: extra|/spec/(completionMode|suspend|podReplacementPolicy): extra|/(metadata|spec/template/metadata)/labels/batch\.kubernetes\.io/(job-name|controller-uid): extra|/spec/selector/matchLabels/(batch\.kubernetes\.io/)?controller-uid: |(/details/causes/\d+)?/message: .*batch\.kubernetes\.io/controller-uid)",
+        "Jobs get the generation, the completion mode, suspend and pod replacement defaults \
+         and the `batch.kubernetes.io/job-name` and `/controller-uid` labels of later servers, \
+         their selector selecting `batch.kubernetes.io/controller-uid` (1.20: `controller-uid`)",
+    ),
+    (
+        "^(statefulset|daemonset)-",
+        r"^/(spec/persistentVolumeClaimRetentionPolicy|status/availableReplicas|spec/updateStrategy/rollingUpdate/maxSurge): extra",
+        "StatefulSets get the claim retention policy and `status.availableReplicas`, and \
+         rolling DaemonSets `maxSurge: 0`, as later servers give them",
+    ),
+    (
         ".*",
         "/managedFields",
         "managedFields: entries record leaf fields and list items only (no `.` for maps a \

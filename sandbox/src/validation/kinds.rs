@@ -1,7 +1,9 @@
-//! kube-apiserver's validation of NetworkPolicies, Ingresses, Jobs, RBAC roles and bindings,
+//! kube-apiserver's validation of NetworkPolicies, Ingresses, RBAC roles and bindings,
 //! and Endpoints: the mistakes people make with them refused in its words and order.
 
 use serde_json::Value;
+
+use super::unsupported;
 
 use crate::formats::cidr;
 use crate::meta::{DNS1123_SUBDOMAIN_RULE, LABEL_VALUE_RULE, is_dns1123_subdomain, is_label_value};
@@ -15,7 +17,6 @@ pub fn errors(group: &str, plural: &str, old: Option<&Value>, object: &Value) ->
     match (group, plural) {
         ("networking.k8s.io", "networkpolicies") => network_policy(&object["spec"], &mut errors),
         ("networking.k8s.io", "ingresses") => ingress(&object["spec"], &mut errors),
-        ("batch", "jobs") => job(&object["spec"], "spec", &mut errors),
         ("rbac.authorization.k8s.io", "roles") => rules(object, true, &mut errors),
         // An aggregated ClusterRole's rules are the controller's to fill.
         ("rbac.authorization.k8s.io", "clusterroles") if object["aggregationRule"].is_null() => {
@@ -37,15 +38,6 @@ fn push(errors: &mut Errors, field: impl Into<String>, text: impl Into<String>) 
 
 fn items(value: &Value) -> impl Iterator<Item = (usize, &Value)> {
     value.as_array().into_iter().flatten().enumerate()
-}
-
-/// `Unsupported value: "x": supported values: "a", "b"`.
-fn unsupported(value: &Value, supported: &[&str]) -> String {
-    let listed: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-    format!(
-        "Unsupported value: {value}: supported values: {}",
-        listed.join(", ")
-    )
 }
 
 /// A port number's error (1-65535), or a port name's (an IANA service name).
@@ -323,34 +315,6 @@ fn backend(backend: &Value, here: &str, errors: &mut Errors) {
             here,
             "Invalid value: \"\": resource or service backend is required",
         ),
-    }
-}
-
-fn job(spec: &Value, here: &str, errors: &mut Errors) {
-    for field in [
-        "parallelism",
-        "completions",
-        "activeDeadlineSeconds",
-        "backoffLimit",
-        "ttlSecondsAfterFinished",
-    ] {
-        if let Some(n) = spec[field].as_i64()
-            && n < 0
-        {
-            push(
-                errors,
-                format!("{here}.{field}"),
-                format!("Invalid value: {n}: must be greater than or equal to 0"),
-            );
-        }
-    }
-    let restart = spec["template"]["spec"]["restartPolicy"].as_str();
-    if !matches!(restart, Some("OnFailure" | "Never")) {
-        push(
-            errors,
-            format!("{here}.template.spec.restartPolicy"),
-            "Required value: valid values: \"OnFailure\", \"Never\"",
-        );
     }
 }
 

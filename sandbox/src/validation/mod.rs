@@ -1,9 +1,11 @@
 //! kube-apiserver's validation of the built-in kinds users write most, in its words: what a
 //! real cluster refuses, the sandbox refuses too. So far: ConfigMap and Secret keys and value
 //! types, a Secret's type fixed once set, a Service's ports, Pods' and workloads' containers
-//! and selectors ([`workloads`]), and NetworkPolicies, Ingresses, Jobs, RBAC objects and
-//! Endpoints ([`kinds`]). Other kinds are stored as sent.
+//! and selectors ([`workloads`]), Jobs and CronJobs ([`batch`]), and NetworkPolicies,
+//! Ingresses, RBAC objects and Endpoints ([`kinds`]). Other kinds are stored as sent.
 
+mod batch;
+mod cron;
 mod kinds;
 mod workloads;
 
@@ -20,6 +22,9 @@ pub fn builtin(info: &ResourceInfo, old: Option<&Value>, object: &Value) -> Resu
     }
     let mut causes = workloads::errors(&info.group, &info.plural, object);
     causes.extend(kinds::errors(&info.group, &info.plural, old, object));
+    if info.group == "batch" {
+        causes.extend(batch::errors(&info.plural, old, object));
+    }
     if !causes.is_empty() {
         let subject = if info.group.is_empty() {
             format!("{} {name:?}", info.kind)
@@ -84,6 +89,15 @@ pub fn builtin(info: &ResourceInfo, old: Option<&Value>, object: &Value) -> Resu
         _ => {}
     }
     Ok(())
+}
+
+/// `Unsupported value: "x": supported values: "a", "b"`.
+fn unsupported(value: &Value, supported: &[&str]) -> String {
+    let listed: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+    format!(
+        "Unsupported value: {value}: supported values: {}",
+        listed.join(", ")
+    )
 }
 
 /// Refuses, before anything else, a ConfigMap or Secret whose data holds a value that is not

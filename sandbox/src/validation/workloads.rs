@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use super::unsupported;
+
 /// The field errors of `object` of resource `group/plural`: `(field, text)` in order.
 pub fn errors(group: &str, plural: &str, object: &Value) -> Vec<(String, String)> {
     let spec = &object["spec"];
@@ -13,7 +15,15 @@ pub fn errors(group: &str, plural: &str, object: &Value) -> Vec<(String, String)
         ("", "pods") => pod_spec(spec, "spec", &mut errors),
         ("apps", "deployments" | "replicasets" | "statefulsets" | "daemonsets") => {
             selector(spec, &mut errors);
-            pod_spec(&spec["template"]["spec"], "spec.template.spec", &mut errors);
+            let pod = &spec["template"]["spec"];
+            pod_spec(pod, "spec.template.spec", &mut errors);
+            // Their pods are restarted, whatever happens.
+            if pod["restartPolicy"] != "Always" && !pod["restartPolicy"].is_null() {
+                errors.push((
+                    "spec.template.spec.restartPolicy".into(),
+                    unsupported(&pod["restartPolicy"], &["Always"]),
+                ));
+            }
         }
         _ => {}
     }
@@ -22,15 +32,20 @@ pub fn errors(group: &str, plural: &str, object: &Value) -> Vec<(String, String)
 
 /// A workload's selector is required and must select its template's labels.
 fn selector(spec: &Value, errors: &mut Vec<(String, String)>) {
-    let selector = &spec["selector"];
-    if selector.is_null() {
+    if spec["selector"].is_null() {
         errors.push(("spec.selector".into(), "Required value".into()));
     }
+    selects_template(spec, "spec", errors);
+}
+
+/// The error of a selector that does not select the template's labels (no selector selects
+/// nothing, as Go's `labels.Nothing()`).
+pub(super) fn selects_template(spec: &Value, here: &str, errors: &mut Vec<(String, String)>) {
+    let selector = &spec["selector"];
     let labels = &spec["template"]["metadata"]["labels"];
-    // No selector selects nothing (Go's `labels.Nothing()`).
     if selector.is_null() || !matches(selector, labels) {
         errors.push((
-            "spec.template.metadata.labels".into(),
+            format!("{here}.template.metadata.labels"),
             format!(
                 "Invalid value: {}: `selector` does not match template `labels`",
                 go_map(labels)
@@ -71,7 +86,7 @@ fn matches(selector: &Value, labels: &Value) -> bool {
 }
 
 /// A map of labels as Go's `%#v` prints a `map[string]string`.
-fn go_map(labels: &Value) -> String {
+pub(super) fn go_map(labels: &Value) -> String {
     let Some(map) = labels.as_object() else {
         return "map[string]string(nil)".to_owned();
     };
@@ -84,8 +99,31 @@ fn go_map(labels: &Value) -> String {
     format!("map[string]string{{{}}}", each.join(", "))
 }
 
-/// A pod spec's containers: at least one, each named (once) and with an image.
-fn pod_spec(spec: &Value, path: &str, errors: &mut Vec<(String, String)>) {
+/// A pod spec's containers (at least one, each named once and with an image), its DNS
+/// policy and its restart policy.
+pub(super) fn pod_spec(spec: &Value, path: &str, errors: &mut Vec<(String, String)>) {
+    containers(spec, path, errors);
+    let dns = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+    if let Some(policy) = spec["dnsPolicy"].as_str()
+        && !dns.contains(&policy)
+    {
+        errors.push((
+            format!("{path}.dnsPolicy"),
+            unsupported(&spec["dnsPolicy"], &dns),
+        ));
+    }
+    let restart = ["Always", "OnFailure", "Never"];
+    if let Some(policy) = spec["restartPolicy"].as_str()
+        && !restart.contains(&policy)
+    {
+        errors.push((
+            format!("{path}.restartPolicy"),
+            unsupported(&spec["restartPolicy"], &restart),
+        ));
+    }
+}
+
+fn containers(spec: &Value, path: &str, errors: &mut Vec<(String, String)>) {
     let containers = spec["containers"].as_array().map_or(&[][..], Vec::as_slice);
     if containers.is_empty() {
         errors.push((format!("{path}.containers"), "Required value".into()));

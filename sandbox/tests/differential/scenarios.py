@@ -831,9 +831,9 @@ def validation():
 
 def kinds():
     """More built-in kinds refused as kube-apiserver refuses them: network policies, ingresses,
-    jobs, RBAC objects and endpoints, each with the mistakes people make (1.20 serves no
-    batch/v1 CronJob, and names a bad endpoint IP twice: neither is recorded; a valid Job is
-    not either, the sandbox giving Jobs no defaults yet)."""
+    jobs, workloads, RBAC objects and endpoints, each with the mistakes people make, and the
+    defaults and generated fields of valid ones (1.20 serves no batch/v1 CronJob, and names a
+    bad endpoint IP twice: neither is recorded)."""
     ns = "/apis/networking.k8s.io/v1/namespaces/$NS/"
     batch = "/apis/batch/v1/namespaces/$NS/"
     rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/$NS/"
@@ -860,6 +860,20 @@ def kinds():
         return step("POST", batch + "jobs", {
             "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
             "spec": {"template": template, **spec}})
+
+    def labelled(labels, restart="Never", containers=None):
+        return {"metadata": {"labels": labels} if labels is not None else {},
+                "spec": {"restartPolicy": restart,
+                         "containers": containers if containers is not None
+                         else [{"name": "c", "image": "busybox"}]}}
+
+    apps = "/apis/apps/v1/namespaces/$NS/"
+
+    def workload(plural, kind, spec):
+        return step("POST", apps + plural, {
+            "apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"},
+            "spec": {"selector": {"matchLabels": {"app": "w"}},
+                     "template": labelled({"app": "w"}, restart="Always"), **spec}})
 
     def role(rules):
         return step("POST", rbac + "roles", {
@@ -906,6 +920,38 @@ def kinds():
             "spec": {"template": {"spec": {"restartPolicy": "Always",
                                            "containers": [{"name": "c", "image": "x"}]}}}})],
         "job-negative-counts": [job({"parallelism": -1, "completions": -2, "backoffLimit": -3})],
+        "job-valid": [job({"template": labelled({"app": "a"})})],
+        "job-valid-no-labels": [job({})],
+        "job-manual-no-selector": [job({"manualSelector": True,
+                                         "template": labelled({"app": "a"})})],
+        "job-manual-no-containers": [job({"manualSelector": True,
+                                           "selector": {"matchLabels": {"app": "b"}},
+                                           "template": labelled({"app": "a"}, containers=[])})],
+        "job-foreign-selector": [job({"selector": {"matchLabels": {"app": "a"}},
+                                      "template": labelled({"app": "a", "job-name": "other"})})],
+        "job-selector-expressions": [job({"selector": {"matchExpressions": [
+            {"key": "a", "operator": "In", "values": ["x"]}]}})],
+        "job-restart-unknown": [job({"template": labelled(None, restart="Sometimes")})],
+        "deployment-bad-policies": [workload("deployments", "Deployment", {
+            "template": {"metadata": {"labels": {"app": "w"}},
+                         "spec": {"restartPolicy": "Never", "dnsPolicy": "Weird",
+                                  "containers": []}}})],
+        "replicaset-valid": [workload("replicasets", "ReplicaSet", {})],
+        "statefulset-valid": [workload("statefulsets", "StatefulSet", {"serviceName": "w"})],
+        "statefulset-claims-on-delete": [workload("statefulsets", "StatefulSet", {
+            "serviceName": "w", "updateStrategy": {"type": "OnDelete"},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}]})],
+        "daemonset-valid": [workload("daemonsets", "DaemonSet", {})],
+        "daemonset-template-generation": [
+            workload("daemonsets", "DaemonSet", {"updateStrategy": {"type": "OnDelete"}}),
+            step("PATCH", apps + "daemonsets/w", {"spec": {"template": {"spec": {
+                "terminationGracePeriodSeconds": 5}}}}, contentType=merge),
+            step("PATCH", apps + "daemonsets/w", {"spec": {"revisionHistoryLimit": 3}},
+                 contentType=merge),
+            step("PATCH", apps + "daemonsets/w", {"metadata": {"annotations": {
+                "deprecated.daemonset.template.generation": "9"}}}, contentType=merge)],
         "role-no-verbs": [role([{"apiGroups": [""], "resources": ["pods"]}])],
         "role-no-resources": [role([{"apiGroups": [""], "verbs": ["get"]}])],
         "binding-bad-ref-kind": [binding({**ref, "kind": "Thing"}, [user])],
