@@ -145,6 +145,7 @@ fn check(
         ));
         return;
     }
+    combinations(schema, value, path, root, &field, found);
     if let Some(text) = constraint_error(schema, value, &field) {
         found.push((field, text));
     }
@@ -182,6 +183,66 @@ fn check(
             }
         }
         _ => {}
+    }
+}
+
+/// The node's `anyOf`, `oneOf`, `allOf` and `not`, told as kube-apiserver tells them: a
+/// pathless error naming the field, with the errors of the first alternative that failed
+/// (`anyOf`, and `oneOf` when none held) or of every one (`allOf`).
+fn combinations(
+    schema: &Value,
+    value: &Value,
+    path: &mut Vec<String>,
+    root: bool,
+    field: &str,
+    found: &mut Vec<(String, String)>,
+) {
+    let mut run = |alternative: &Value| {
+        let mut broken = Vec::new();
+        check(alternative, value, path, root, &mut broken);
+        broken
+    };
+    let mut outcomes = |key: &str| -> Vec<Vec<(String, String)>> {
+        let alternatives = schema[key].as_array().map_or(&[][..], Vec::as_slice);
+        alternatives.iter().map(&mut run).collect()
+    };
+    let told = |text: String| ("<nil>".to_owned(), format!("Invalid value: \"\": {text}"));
+    let any = outcomes("anyOf");
+    if !any.is_empty() && !any.iter().any(Vec::is_empty) {
+        found.push(told(format!(
+            "{field:?} must validate at least one schema (anyOf)"
+        )));
+        found.extend(any.into_iter().next().unwrap_or_default());
+    }
+    let one = outcomes("oneOf");
+    let held = one.iter().filter(|broken| broken.is_empty()).count();
+    if !one.is_empty() && held != 1 {
+        let found_how = match held {
+            0 => "Found none valid".to_owned(),
+            n => format!("Found {n} valid alternatives"),
+        };
+        found.push(told(format!(
+            "{field:?} must validate one and only one schema (oneOf). {found_how}"
+        )));
+        if held == 0 {
+            found.extend(one.into_iter().next().unwrap_or_default());
+        }
+    }
+    let all = outcomes("allOf");
+    let held = all.iter().filter(|broken| broken.is_empty()).count();
+    if held != all.len() {
+        let none = if held == 0 { ". None validated" } else { "" };
+        found.extend(all.into_iter().flatten());
+        found.push(told(format!(
+            "{field:?} must validate all the schemas (allOf){none}"
+        )));
+    }
+    if let Some(not) = schema.get("not")
+        && run(not).is_empty()
+    {
+        found.push(told(format!(
+            "{field:?} must not validate the schema (not)"
+        )));
     }
 }
 
