@@ -63,6 +63,12 @@ pub enum Error {
         /// The token going on at the latest resourceVersion.
         token: String,
     },
+    /// 429 TooManyRequests: the server sheds load; try again after a second.
+    #[error("{0}")]
+    TooManyRequests(String),
+    /// 503 ServiceUnavailable: the server cannot serve the request now.
+    #[error("{0}")]
+    Unavailable(String),
     /// 504 Timeout: a list asked for a resourceVersion the cluster has not reached.
     #[error("Timeout: Too large resource version: {requested}, current: {current}")]
     TooLargeResourceVersion {
@@ -157,6 +163,8 @@ impl Error {
             Error::UnsupportedMediaType(_) => 415,
             Error::Expired(_) | Error::ContinueExpired { .. } => 410,
             Error::TooLargeResourceVersion { .. } => 504,
+            Error::TooManyRequests(_) => 429,
+            Error::Unavailable(_) => 503,
             Error::Internal(_)
             | Error::Storage(_)
             | Error::Io(_)
@@ -181,6 +189,8 @@ impl Error {
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Error::Expired(_) | Error::ContinueExpired { .. } => "Expired",
             Error::TooLargeResourceVersion { .. } => "Timeout",
+            Error::TooManyRequests(_) => "TooManyRequests",
+            Error::Unavailable(_) => "ServiceUnavailable",
             Error::Internal(_)
             | Error::Io(_)
             | Error::File { .. }

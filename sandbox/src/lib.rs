@@ -10,6 +10,7 @@ pub mod controllers;
 pub mod defaults;
 pub mod error;
 pub mod events;
+pub mod faults;
 pub mod field_labels;
 pub mod fields;
 pub mod formats;

@@ -245,6 +245,8 @@ pub struct Store {
     endpoints: Arc<Endpoints>,
     /// Where changes are kept on disk (none: in memory alone).
     journal: Option<Arc<Journal>>,
+    /// What the API server in front of this store is made to do wrong, for tests.
+    faults: crate::faults::Faults,
 }
 
 /// Converts a custom object to the given apiVersion, as a CRD's conversion webhook would.
@@ -389,7 +391,13 @@ impl Store {
             policy: Mutex::new(None),
             endpoints,
             journal,
+            faults: crate::faults::Faults::default(),
         }
+    }
+
+    /// The faults injected into this cluster's API server.
+    pub fn faults(&self) -> &crate::faults::Faults {
+        &self.faults
     }
 
     fn standard_namespaces(&self) {

@@ -2,6 +2,7 @@
 
 pub mod authz;
 pub mod discovery;
+pub mod faults;
 pub mod list_options;
 pub mod openapi;
 pub mod partial;
@@ -140,6 +141,9 @@ async fn handle(State(store): State<Arc<Store>>, request: Request) -> Response {
     };
     tracing::debug!(method = %req.method, path = %parts.uri, user = %req.user.name, "request");
     let reads = matches!(req.method, Method::GET | Method::HEAD | Method::OPTIONS);
+    if let Some(refused) = faults::meet(&store, &req).await {
+        return refused;
+    }
     let response = dispatch(&store, req).await;
     // A write is answered once it is on disk, as kube-apiserver answers once etcd has it, and
     // a read shows nothing a restart could take back (watches wait event by event).
@@ -175,6 +179,7 @@ async fn dispatch(store: &Arc<Store>, req: Req) -> Response {
     match segs.as_slice() {
         ["version"] => discovery::version(),
         ["healthz" | "livez" | "readyz", ..] => response::text(200, "ok"),
+        ["sandbox", "faults"] => faults::admin(store, &req),
         ["openapi", "v3"] => openapi::index(store),
         ["openapi", "v3", rest @ ..] => openapi::group_version(store, rest),
         ["openapi", ..] => response::error(

@@ -55,6 +55,9 @@ pub fn status_body(err: &Error, details: Option<Value>) -> Value {
     let mut details = details;
     match err {
         Error::ContinueExpired { token } => v["metadata"]["continue"] = json!(token),
+        Error::TooManyRequests(_) => {
+            details.get_or_insert_with(|| json!({}))["retryAfterSeconds"] = json!(1);
+        }
         Error::TooLargeResourceVersion { retry_after, .. } => {
             let details = details.get_or_insert_with(|| json!({}));
             details["causes"] = json!([{"reason": "ResourceVersionTooLarge",
@@ -125,7 +128,13 @@ fn go_order(object: &Value, fields: &[&str]) -> Value {
 
 /// An error response.
 pub fn error(err: &Error, details: Option<Value>) -> Response {
-    json(err.code(), &status_body(err, details))
+    let mut response = json(err.code(), &status_body(err, details));
+    if let Error::TooManyRequests(_) = err {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use super::{Req, response};
 use crate::error::{Error, Result};
+use crate::faults::Fault;
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::store::{Event, EventType, Store, WatchFrom};
@@ -77,6 +78,8 @@ struct Stream {
     next_bookmark: Option<Pin<Box<Sleep>>>,
     last_rv: u64,
     done: bool,
+    /// Changes when an injected fault drops every watch.
+    drops: tokio::sync::watch::Receiver<u64>,
 }
 
 impl Stream {
@@ -102,6 +105,7 @@ impl Stream {
             rx,
             last_rv: now,
             done: false,
+            drops: store.faults().drops(),
         }
     }
 
@@ -198,6 +202,10 @@ impl Stream {
                 }
             };
             tokio::select! {
+                _ = self.drops.changed() => {
+                    self.done = true;
+                    return None;
+                }
                 () = bookmark_due => {
                     return Some(self.bookmark(self.last_rv, false));
                 }
@@ -264,6 +272,15 @@ pub fn serve(
         Ok(p) => p,
         Err(e) => return response::error(&e, super::resources::error_details(&e, info, None)),
     };
+    let faults = store.faults();
+    if faults.in_force(&Fault::DropWatches) {
+        return stream_response(futures_util::stream::empty());
+    }
+    if let WatchFrom::After(rv) = p.from
+        && faults.in_force(&Fault::ExpireWatches)
+    {
+        return stream_response(futures_util::stream::iter([Ok(expired(rv))]));
+    }
     let (replay, rx, now) = match store.watch(info, ns, p.from) {
         Ok(r) => r,
         Err(e @ Error::Expired(_)) => {
