@@ -30,10 +30,18 @@ const EXPLAINED: &[(&str, &str, &str)] = &[
     ),
     (
         "^job-",
-        r"^(/metadata/generation: extra|/spec/(completionMode|suspend|podReplacementPolicy): extra|/(metadata|spec/template/metadata)/labels/batch\.kubernetes\.io/(job-name|controller-uid): extra|/spec/selector/matchLabels/(batch\.kubernetes\.io/)?controller-uid: |(/details/causes/\d+)?/message: .*batch\.kubernetes\.io/controller-uid)",
-        "Jobs get the generation, the completion mode, suspend and pod replacement defaults \
-         and the `batch.kubernetes.io/job-name` and `/controller-uid` labels of later servers, \
-         their selector selecting `batch.kubernetes.io/controller-uid` (1.20: `controller-uid`)",
+        r"^(/metadata/generation: extra|/spec/(completionMode|suspend|manualSelector|podReplacementPolicy): extra|/(metadata|spec/template/metadata)/labels/batch\.kubernetes\.io/(job-name|controller-uid): extra|/spec/selector/matchLabels/(batch\.kubernetes\.io/)?controller-uid: )",
+        "Jobs get the generation, the completion mode, suspend, manual selector and pod \
+         replacement defaults and the `batch.kubernetes.io/job-name` and `/controller-uid` \
+         labels of later servers, their selector selecting `batch.kubernetes.io/controller-uid` \
+         (1.20: `controller-uid`)",
+    ),
+    (
+        "^job-(foreign-selector|selector-expressions)$",
+        r"^(/details/causes/\d+)?/message: ",
+        "the refusals of a selector that was not generated print the template's labels and \
+         the selector, which hold the `batch.kubernetes.io/` labels of later servers (their \
+         fields and reasons are compared; their words are held by the validation's unit tests)",
     ),
     (
         "^(statefulset|daemonset)-",

@@ -6,6 +6,7 @@ mod pods;
 mod workloads;
 
 pub use allocator::{Allocator, keep_allocated};
+pub use workloads::TEMPLATE_GENERATION;
 
 use crate::registry::ResourceInfo;
 use base64::Engine as _;
@@ -87,6 +88,9 @@ fn secret(obj: &mut Value) {
     let Some(Value::Object(plain)) = root.remove("stringData") else {
         return;
     };
+    if plain.is_empty() {
+        return;
+    }
     if let Some(data) = object_entry(root, "data") {
         for (key, value) in plain {
             let text = match value {
@@ -136,6 +140,32 @@ fn service(obj: &mut Value) {
     if let Some(status) = object_entry(root, "status") {
         status.entry("loadBalancer").or_insert_with(|| json!({}));
     }
+}
+
+/// Sets each `(field, value)` of `map` that Go reads as a nil pointer: absent or null.
+fn fill(map: &mut Map<String, Value>, defaults: &[(&str, Value)]) {
+    for (field, value) in defaults {
+        let entry = map.entry(*field).or_insert(Value::Null);
+        if entry.is_null() {
+            *entry = value.clone();
+        }
+    }
+}
+
+/// Sets each `(field, text)` of `map` that Go reads as an empty string (absent, null or
+/// `""`): the plain string fields its defaulting fills when they are empty.
+fn fill_text(map: &mut Map<String, Value>, defaults: &[(&str, &str)]) {
+    for (field, text) in defaults {
+        let entry = map.entry(*field).or_insert(Value::Null);
+        if entry.is_null() || *entry == "" {
+            *entry = json!(text);
+        }
+    }
+}
+
+/// The text of `map`'s `field` ("" when absent or not a string).
+fn text<'a>(map: &'a Map<String, Value>, field: &str) -> &'a str {
+    map.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The object under `key`, created empty when absent or null (Go reads `null` as a nil

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::object_entry;
+use super::{fill, fill_text, object_entry, text};
 
 /// A Pod: its spec's defaults, and a status that says `Pending` with its QoS class (no
 /// kubelet ever runs it).
@@ -44,11 +44,10 @@ pub(super) fn claim(obj: &mut Value) {
         return;
     };
     if let Some(spec) = object_entry(root, "spec") {
-        spec.entry("volumeMode")
-            .or_insert_with(|| json!("Filesystem"));
+        fill(spec, &[("volumeMode", json!("Filesystem"))]);
     }
     if let Some(status) = object_entry(root, "status") {
-        status.entry("phase").or_insert_with(|| json!("Pending"));
+        fill_text(status, &[("phase", "Pending")]);
     }
 }
 
@@ -90,31 +89,27 @@ fn qos_class(spec: &Value) -> &'static str {
 /// context, and per container the termination message and pull policy (`Always` for an
 /// untagged or `latest` image) and each port's protocol.
 pub(super) fn pod_spec(spec: &mut Map<String, Value>) {
-    spec.entry("restartPolicy")
-        .or_insert_with(|| json!("Always"));
-    spec.entry("terminationGracePeriodSeconds")
-        .or_insert_with(|| json!(30));
-    spec.entry("dnsPolicy")
-        .or_insert_with(|| json!("ClusterFirst"));
-    spec.entry("securityContext").or_insert_with(|| json!({}));
-    spec.entry("schedulerName")
-        .or_insert_with(|| json!("default-scheduler"));
+    fill_text(
+        spec,
+        &[
+            ("restartPolicy", "Always"),
+            ("dnsPolicy", "ClusterFirst"),
+            ("schedulerName", "default-scheduler"),
+        ],
+    );
+    fill(
+        spec,
+        &[
+            ("terminationGracePeriodSeconds", json!(30)),
+            ("securityContext", json!({})),
+        ],
+    );
     for list in ["initContainers", "containers"] {
         let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
             continue;
         };
         for container in containers.iter_mut().filter_map(Value::as_object_mut) {
-            container
-                .entry("terminationMessagePath")
-                .or_insert_with(|| json!("/dev/termination-log"));
-            container
-                .entry("terminationMessagePolicy")
-                .or_insert_with(|| json!("File"));
-            container.entry("resources").or_insert_with(|| json!({}));
-            let image = container
-                .get("image")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let image = text(container, "image");
             let last = image.rsplit('/').next().unwrap_or_default();
             let tag = last.split_once(':').map(|(_, tag)| tag);
             let pull = if image.contains('@') || tag.is_some_and(|t| t != "latest") {
@@ -122,12 +117,18 @@ pub(super) fn pod_spec(spec: &mut Map<String, Value>) {
             } else {
                 "Always"
             };
-            container
-                .entry("imagePullPolicy")
-                .or_insert_with(|| json!(pull));
+            fill_text(
+                container,
+                &[
+                    ("terminationMessagePath", "/dev/termination-log"),
+                    ("terminationMessagePolicy", "File"),
+                    ("imagePullPolicy", pull),
+                ],
+            );
+            fill(container, &[("resources", json!({}))]);
             if let Some(ports) = container.get_mut("ports").and_then(Value::as_array_mut) {
                 for port in ports.iter_mut().filter_map(Value::as_object_mut) {
-                    port.entry("protocol").or_insert_with(|| json!("TCP"));
+                    fill_text(port, &[("protocol", "TCP")]);
                 }
             }
         }

@@ -3,22 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::object_entry;
-use super::pods;
+use super::{fill, fill_text, object_entry, pods, text};
 
 /// The annotation through which apps/v1 shows a DaemonSet's template generation.
-const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
-
-/// Sets each `(field, value)` of `map` that is unset: absent, null, or the empty string where
-/// a string goes (Go's zero value, which its defaulting cannot tell from unset).
-fn fill(map: &mut Map<String, Value>, defaults: &[(&str, Value)]) {
-    for (field, value) in defaults {
-        let entry = map.entry(*field).or_insert(Value::Null);
-        if entry.is_null() || (value.is_string() && entry == "") {
-            *entry = value.clone();
-        }
-    }
-}
+pub const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
 /// The `spec` of a workload (created when absent), after giving the workload `status` when
 /// it has none: Go's encoding of the zero status its controller has not written yet.
@@ -32,6 +20,20 @@ fn spec_of(obj: &mut Value, status: Value) -> Option<&mut Map<String, Value>> {
 fn pod_template(spec: &mut Map<String, Value>) {
     if let Some(template) = object_entry(spec, "template") {
         pods::template(template);
+    }
+}
+
+/// Whether `map`'s `field` is unset, as Go reads a pointer: absent or null.
+fn unset(map: &Map<String, Value>, field: &str) -> bool {
+    map.get(field).is_none_or(Value::is_null)
+}
+
+/// A rolling update strategy's parameters: `rollingUpdate` (created when unset) filled.
+fn rolling(strategy: &mut Map<String, Value>, defaults: &[(&str, Value)]) {
+    if text(strategy, "type") == "RollingUpdate"
+        && let Some(rolling) = object_entry(strategy, "rollingUpdate")
+    {
+        fill(rolling, defaults);
     }
 }
 
@@ -50,15 +52,11 @@ pub(super) fn deployment(obj: &mut Value) {
         ],
     );
     if let Some(strategy) = object_entry(spec, "strategy") {
-        fill(strategy, &[("type", json!("RollingUpdate"))]);
-        if strategy["type"] == "RollingUpdate"
-            && let Some(rolling) = object_entry(strategy, "rollingUpdate")
-        {
-            fill(
-                rolling,
-                &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
-            );
-        }
+        fill_text(strategy, &[("type", "RollingUpdate")]);
+        rolling(
+            strategy,
+            &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
+        );
     }
     pod_template(spec);
 }
@@ -81,18 +79,16 @@ pub(super) fn stateful_set(obj: &mut Value) {
     };
     fill(
         spec,
-        &[
-            ("replicas", json!(1)),
-            ("podManagementPolicy", json!("OrderedReady")),
-            ("revisionHistoryLimit", json!(10)),
-        ],
+        &[("replicas", json!(1)), ("revisionHistoryLimit", json!(10))],
     );
+    fill_text(spec, &[("podManagementPolicy", "OrderedReady")]);
     if let Some(strategy) = object_entry(spec, "updateStrategy") {
-        if !strategy.contains_key("type") {
+        // Only a strategy of no type gets a rolling update's parameters made for it.
+        if text(strategy, "type").is_empty() {
             strategy.insert("type".into(), json!("RollingUpdate"));
-            strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+            fill(strategy, &[("rollingUpdate", json!({}))]);
         }
-        if strategy["type"] == "RollingUpdate"
+        if text(strategy, "type") == "RollingUpdate"
             && let Some(rolling) = strategy
                 .get_mut("rollingUpdate")
                 .and_then(Value::as_object_mut)
@@ -101,12 +97,9 @@ pub(super) fn stateful_set(obj: &mut Value) {
         }
     }
     if let Some(retention) = object_entry(spec, "persistentVolumeClaimRetentionPolicy") {
-        fill(
+        fill_text(
             retention,
-            &[
-                ("whenDeleted", json!("Retain")),
-                ("whenScaled", json!("Retain")),
-            ],
+            &[("whenDeleted", "Retain"), ("whenScaled", "Retain")],
         );
     }
     let claims = spec
@@ -114,13 +107,9 @@ pub(super) fn stateful_set(obj: &mut Value) {
         .and_then(Value::as_array_mut);
     for claim in claims.into_iter().flatten() {
         if let Some(fields) = claim.as_object_mut() {
-            fill(
-                fields,
-                &[
-                    ("apiVersion", json!("v1")),
-                    ("kind", json!("PersistentVolumeClaim")),
-                ],
-            );
+            // apps/v1's conversion writes them whatever the request said.
+            fields.insert("apiVersion".into(), json!("v1"));
+            fields.insert("kind".into(), json!("PersistentVolumeClaim"));
             pods::zero_creation_time(fields);
         }
         pods::claim(claim);
@@ -138,37 +127,35 @@ pub(super) fn daemon_set(obj: &mut Value) {
     };
     fill(spec, &[("revisionHistoryLimit", json!(10))]);
     if let Some(strategy) = object_entry(spec, "updateStrategy") {
-        fill(strategy, &[("type", json!("RollingUpdate"))]);
-        if strategy["type"] == "RollingUpdate"
-            && let Some(rolling) = object_entry(strategy, "rollingUpdate")
-        {
-            fill(
-                rolling,
-                &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))],
-            );
-        }
+        fill_text(strategy, &[("type", "RollingUpdate")]);
+        rolling(
+            strategy,
+            &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))],
+        );
     }
     pod_template(spec);
 }
 
 /// A Job: one completion at a time (when neither count is given), 6 retries (unbounded per
-/// index when counted per index), non-indexed, not suspended, pods replaced once terminated
-/// or failed (failed only, under a pod failure policy), the template's labels as its own
-/// when it has none, and the pod template's defaults.
+/// index when counted per index), non-indexed, not suspended, no manual selector, pods
+/// replaced once terminated or failed (failed only, under a pod failure policy whose
+/// conditions default to `True`), the template's labels as its own when it has none, and
+/// the pod template's defaults.
 pub(super) fn job(obj: &mut Value) {
     copy_template_labels(obj);
     let Some(spec) = spec_of(obj, json!({})) else {
         return;
     };
-    if !spec.contains_key("completions") && !spec.contains_key("parallelism") {
+    if unset(spec, "completions") && unset(spec, "parallelism") {
         spec.insert("completions".into(), json!(1));
     }
-    let retries = if spec.contains_key("backoffLimitPerIndex") {
-        i32::MAX
-    } else {
+    let retries = if unset(spec, "backoffLimitPerIndex") {
         6
+    } else {
+        i32::MAX
     };
-    let replacement = if spec.contains_key("podFailurePolicy") {
+    let failure_policy = !unset(spec, "podFailurePolicy");
+    let replacement = if failure_policy {
         "Failed"
     } else {
         "TerminatingOrFailed"
@@ -180,9 +167,28 @@ pub(super) fn job(obj: &mut Value) {
             ("backoffLimit", json!(retries)),
             ("completionMode", json!("NonIndexed")),
             ("suspend", json!(false)),
+            ("manualSelector", json!(false)),
             ("podReplacementPolicy", json!(replacement)),
         ],
     );
+    if failure_policy {
+        let rules = spec
+            .get_mut("podFailurePolicy")
+            .and_then(|policy| policy.get_mut("rules"))
+            .and_then(Value::as_array_mut);
+        for rule in rules.into_iter().flatten() {
+            let conditions = rule
+                .get_mut("onPodConditions")
+                .and_then(Value::as_array_mut);
+            for condition in conditions
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object_mut)
+            {
+                fill_text(condition, &[("status", "True")]);
+            }
+        }
+    }
     pod_template(spec);
 }
 
@@ -208,10 +214,10 @@ pub(super) fn cron_job(obj: &mut Value) {
     let Some(spec) = spec_of(obj, json!({})) else {
         return;
     };
+    fill_text(spec, &[("concurrencyPolicy", "Allow")]);
     fill(
         spec,
         &[
-            ("concurrencyPolicy", json!("Allow")),
             ("suspend", json!(false)),
             ("successfulJobsHistoryLimit", json!(3)),
             ("failedJobsHistoryLimit", json!(1)),
@@ -227,7 +233,7 @@ pub(super) fn cron_job(obj: &mut Value) {
 
 /// A new Job's selector, unless it asks to choose its own (`manualSelector`): its pod
 /// template is labelled with the Job's name and uid (each under its legacy key too) and the
-/// selector selects the uid; labels and selector terms already set are kept (validation
+/// selector selects the uid; labels and selector terms already there are kept (validation
 /// refuses what then does not match).
 pub(super) fn generate_selector(obj: &mut Value) {
     let name = obj["metadata"]["name"].clone();
@@ -245,65 +251,56 @@ pub(super) fn generate_selector(obj: &mut Value) {
         .and_then(|template| object_entry(template, "metadata"))
         .and_then(|meta| object_entry(meta, "labels"));
     if let Some(labels) = labels {
-        fill(
-            labels,
-            &[
-                ("job-name", name.clone()),
-                ("batch.kubernetes.io/job-name", name),
-                ("controller-uid", uid.clone()),
-                ("batch.kubernetes.io/controller-uid", uid.clone()),
-            ],
-        );
+        // A label set to "" is there: Go looks for the key.
+        for (key, value) in [
+            ("job-name", &name),
+            ("batch.kubernetes.io/job-name", &name),
+            ("controller-uid", &uid),
+            ("batch.kubernetes.io/controller-uid", &uid),
+        ] {
+            labels.entry(key).or_insert_with(|| value.clone());
+        }
     }
     let terms =
         object_entry(spec, "selector").and_then(|selector| object_entry(selector, "matchLabels"));
     if let Some(terms) = terms {
-        fill(terms, &[("batch.kubernetes.io/controller-uid", uid)]);
+        terms
+            .entry("batch.kubernetes.io/controller-uid")
+            .or_insert(uid);
+    }
+}
+
+/// The template generation a DaemonSet's annotation says (`None`: absent; an annotation
+/// that is not a number was refused when the request was read).
+fn template_generation(obj: &Value) -> Option<i64> {
+    obj["metadata"]["annotations"][TEMPLATE_GENERATION]
+        .as_str()
+        .and_then(|g| g.parse().ok())
+}
+
+/// Writes `generation` into the DaemonSet's annotation, as apps/v1's conversion does.
+fn set_template_generation(obj: &mut Value, generation: i64) {
+    let annotations = obj
+        .as_object_mut()
+        .and_then(|root| object_entry(root, "metadata"))
+        .and_then(|meta| object_entry(meta, "annotations"));
+    if let Some(annotations) = annotations {
+        annotations.insert(TEMPLATE_GENERATION.into(), json!(generation.to_string()));
     }
 }
 
 /// A new DaemonSet's template generation: 1, unless the request carries a later one.
 pub(super) fn first_template_generation(obj: &mut Value) {
-    let Some(meta) = obj
-        .as_object_mut()
-        .and_then(|root| object_entry(root, "metadata"))
-    else {
-        return;
-    };
-    let Some(annotations) = object_entry(meta, "annotations") else {
-        return;
-    };
-    let given = annotations
-        .get(TEMPLATE_GENERATION)
-        .and_then(Value::as_str)
-        .and_then(|g| g.parse::<i64>().ok());
-    if given.is_none_or(|g| g < 1) {
-        annotations.insert(TEMPLATE_GENERATION.into(), json!("1"));
-    }
+    let generation = template_generation(obj).unwrap_or(0).max(1);
+    set_template_generation(obj, generation);
 }
 
 /// An updated DaemonSet's template generation: the stored one, plus one when the template
 /// changed; what the request says is not heard.
 pub(super) fn next_template_generation(old: &Value, new: &mut Value) {
-    let stored = old["metadata"]["annotations"][TEMPLATE_GENERATION]
-        .as_str()
-        .and_then(|g| g.parse::<i64>().ok())
-        .unwrap_or(0);
     let changed = old["spec"]["template"] != new["spec"]["template"];
-    let generation = stored + i64::from(changed);
-    let Some(meta) = new
-        .as_object_mut()
-        .and_then(|root| object_entry(root, "metadata"))
-    else {
-        return;
-    };
-    if generation == 0 {
-        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-            annotations.remove(TEMPLATE_GENERATION);
-        }
-    } else if let Some(annotations) = object_entry(meta, "annotations") {
-        annotations.insert(TEMPLATE_GENERATION.into(), json!(generation.to_string()));
-    }
+    let generation = template_generation(old).unwrap_or(0) + i64::from(changed);
+    set_template_generation(new, generation);
 }
 
 #[cfg(test)]
@@ -362,6 +359,45 @@ mod tests {
     }
 
     #[test]
+    fn null_is_unset_everywhere_and_an_empty_string_only_where_a_plain_string_goes() {
+        let mut job = json!({"metadata": {"name": "j", "uid": "u"}, "spec": {
+            "completions": null, "backoffLimitPerIndex": null, "completionMode": "",
+            "podFailurePolicy": {"rules": [{"onPodConditions": [{"type": "DisruptionTarget"}]}]},
+            "template": {"metadata": {"labels": {"job-name": ""}},
+                "spec": {"dnsPolicy": "", "restartPolicy": null}}}});
+        let jobs = info("batch", "jobs");
+        prepare_create(&jobs, &mut job);
+        apply(&jobs, &mut job);
+        let spec = &job["spec"];
+        assert_eq!(spec["completions"], 1);
+        assert_eq!(spec["backoffLimit"], 6);
+        // A pointer to "" is set: validation refuses it, as kube-apiserver's does.
+        assert_eq!(spec["completionMode"], "");
+        assert_eq!(spec["manualSelector"], false);
+        assert_eq!(spec["podReplacementPolicy"], "Failed");
+        assert_eq!(
+            spec["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["status"],
+            "True"
+        );
+        assert_eq!(spec["template"]["metadata"]["labels"]["job-name"], "");
+        assert_eq!(spec["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+        assert_eq!(spec["template"]["spec"]["restartPolicy"], "Always");
+
+        let mut set = json!({"spec": {"updateStrategy": {"type": "", "rollingUpdate": null}}});
+        apply(&info("apps", "statefulsets"), &mut set);
+        assert_eq!(
+            set["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        );
+        let mut deployment = json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": ""}}}});
+        apply(&info("apps", "deployments"), &mut deployment);
+        assert_eq!(
+            deployment["spec"]["strategy"]["rollingUpdate"],
+            json!({"maxSurge": "", "maxUnavailable": "25%"})
+        );
+    }
+
+    #[test]
     fn a_daemon_sets_template_generation_counts_changes_of_its_template_only() {
         let daemon_sets = info("apps", "daemonsets");
         let generation = |ds: &serde_json::Value| {
@@ -371,6 +407,10 @@ mod tests {
         prepare_create(&daemon_sets, &mut first);
         apply(&daemon_sets, &mut first);
         assert_eq!(generation(&first), "1");
+        let mut later = json!({"metadata": {"name": "d", "annotations": {
+            "deprecated.daemonset.template.generation": "007"}}});
+        prepare_create(&daemon_sets, &mut later);
+        assert_eq!(generation(&later), "7");
         assert_eq!(
             first["spec"]["updateStrategy"],
             json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})

@@ -4,8 +4,9 @@
 use serde_json::{Value, json};
 
 use super::cron;
+use super::kinds::go_strings;
 use super::unsupported;
-use super::workloads::{go_map, pod_spec, selects_template};
+use super::workloads::{go_map, matches, pod_spec, selects_template};
 use crate::meta::is_dns1123_label;
 
 /// Field errors, `(field, text)`, in kube-apiserver's order.
@@ -82,11 +83,10 @@ fn generated_selector(object: &Value, errors: &mut Errors) {
             Some(_) => {}
         }
     }
-    let expressions = selector["matchExpressions"]
-        .as_array()
-        .is_some_and(|e| !e.is_empty());
-    if expressions || selector["matchLabels"] != json!({"batch.kubernetes.io/controller-uid": uid})
-    {
+    // Whatever else it says, it must select the labels it would have been generated for.
+    let expected = json!({"controller-uid": uid, "job-name": name,
+        "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name});
+    if !matches(selector, &expected) {
         push(
             errors,
             "spec.selector",
@@ -279,15 +279,10 @@ fn go_selector(selector: &Value) -> String {
             let each: Vec<String> = list
                 .iter()
                 .map(|r| {
-                    let values = match r["values"].as_array() {
-                        None => "[]string(nil)".to_owned(),
-                        Some(values) => {
-                            let quoted: Vec<String> = values
-                                .iter()
-                                .map(|v| format!("{:?}", v.as_str().unwrap_or_default()))
-                                .collect();
-                            format!("[]string{{{}}}", quoted.join(", "))
-                        }
+                    let values = if r["values"].is_array() {
+                        go_strings(&r["values"])
+                    } else {
+                        "[]string(nil)".to_owned()
                     };
                     format!(
                         "v1.LabelSelectorRequirement{{Key:{:?}, Operator:{:?}, Values:{values}}}",
@@ -422,7 +417,38 @@ mod tests {
                 "spec.template.metadata.labels"
             ]
         );
-        assert!(found[0].1.ends_with(": must be 'j'"), "{found:?}");
+        assert_eq!(
+            found[0].1,
+            "Invalid value: map[string]string{\"batch.kubernetes.io/controller-uid\":\"u1\", \
+             \"batch.kubernetes.io/job-name\":\"j\", \"controller-uid\":\"u1\", \
+             \"job-name\":\"other\"}: must be 'j'"
+        );
+        assert_eq!(
+            found[1].1,
+            "Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"a\", \
+             \"batch.kubernetes.io/controller-uid\":\"u1\"}, \
+             MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` not auto-generated"
+        );
+        // A selector that selects what it would have been generated for passes, whatever
+        // else it says; expressions are printed as Go prints them.
+        let narrower = job(json!({"selector": {"matchLabels": {"job-name": "j",
+            "batch.kubernetes.io/controller-uid": "u1"}}, "template": template(generated.clone())}));
+        assert_eq!(errors("jobs", None, &narrower), []);
+        let expressions = job(json!({"selector": {"matchLabels": {"controller-uid": "u1"},
+            "matchExpressions": [{"key": "a", "operator": "In", "values": ["x"]}]},
+            "template": template(generated.clone())}));
+        let found = errors("jobs", None, &expressions);
+        assert_eq!(
+            found[0],
+            (
+                "spec.selector".to_owned(),
+                "Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"controller-uid\":\
+                 \"u1\"}, MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement\
+                 {Key:\"a\", Operator:\"In\", Values:[]string{\"x\"}}}}: `selector` not \
+                 auto-generated"
+                    .to_owned()
+            )
+        );
         let manual = errors(
             "jobs",
             None,

@@ -182,6 +182,8 @@ pub fn go_duration(text: &str) -> Result<(), String> {
     if rest.is_empty() {
         return Err(invalid());
     }
+    // Nanoseconds so far, which Go keeps within an int64.
+    let mut total = 0f64;
     while !rest.is_empty() {
         let integer = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         let mut number = &rest[integer..];
@@ -200,8 +202,19 @@ pub fn go_duration(text: &str) -> Result<(), String> {
         if unit.is_empty() {
             return Err(format!("time: missing unit in duration {text:?}"));
         }
-        if !["ns", "us", "\u{b5}s", "\u{3bc}s", "ms", "s", "m", "h"].contains(&unit) {
-            return Err(format!("time: unknown unit {unit:?} in duration {text:?}"));
+        let scale = match unit {
+            "ns" => 1.0,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return Err(format!("time: unknown unit {unit:?} in duration {text:?}")),
+        };
+        let digits = &rest[..rest.len() - number.len()];
+        total += digits.parse::<f64>().unwrap_or(f64::INFINITY) * scale;
+        if total > i64::MAX as f64 {
+            return Err(invalid());
         }
         rest = &number[unit_len..];
     }
@@ -281,6 +294,10 @@ mod tests {
             (
                 "@every 5q",
                 "failed to parse duration @every 5q: time: unknown unit \"q\" in duration \"5q\"",
+            ),
+            (
+                "@every 3000000h",
+                "failed to parse duration @every 3000000h: time: invalid duration \"3000000h\"",
             ),
             (
                 "TZ=../x * * * * *",

@@ -370,8 +370,8 @@ fn rules(object: &Value, namespaced: bool, errors: &mut Errors) {
     }
 }
 
-/// A list of strings as Go's `%v` prints a `[]string`: `[a b]`.
-fn go_strings(list: &Value) -> String {
+/// A list of strings as Go's `%#v` prints a `[]string`: `[]string{"a", "b"}`.
+pub(super) fn go_strings(list: &Value) -> String {
     let each: Vec<&str> = list
         .as_array()
         .into_iter()

@@ -103,7 +103,13 @@ fn unsupported(value: &Value, supported: &[&str]) -> String {
 /// Refuses, before anything else, a ConfigMap or Secret whose data holds a value that is not
 /// a string, in words close to Go's decoder (whose message names the byte offset).
 pub fn decodable(info: &ResourceInfo, object: &Value) -> Result<()> {
-    if !info.group.is_empty() || info.custom {
+    if info.custom {
+        return Ok(());
+    }
+    if (info.group.as_str(), info.plural.as_str()) == ("apps", "daemonsets") {
+        return template_generation(object);
+    }
+    if !info.group.is_empty() {
         return Ok(());
     }
     match info.plural.as_str() {
@@ -112,6 +118,19 @@ pub fn decodable(info: &ResourceInfo, object: &Value) -> Result<()> {
             strings(info, object, "binaryData")
         }
         "secrets" => strings(info, object, "data"),
+        _ => Ok(()),
+    }
+}
+
+/// A DaemonSet's template generation annotation is a number, or apps/v1's conversion
+/// cannot read the DaemonSet (a 400).
+fn template_generation(object: &Value) -> Result<()> {
+    let annotation = &object["metadata"]["annotations"][crate::defaults::TEMPLATE_GENERATION];
+    match annotation.as_str() {
+        Some(text) if text.parse::<i64>().is_err() => Err(Error::BadRequest(format!(
+            "DaemonSet in version \"v1\" cannot be handled as a DaemonSet: strconv.ParseInt: \
+             parsing {text:?}: invalid syntax"
+        ))),
         _ => Ok(()),
     }
 }
@@ -199,6 +218,16 @@ mod tests {
         let configmaps = registry.get("", "v1", "configmaps").unwrap();
         let number = decodable(&configmaps, &cm(json!({"a": 1}))).unwrap_err();
         assert!(matches!(number, Error::BadRequest(_)), "{number}");
+        let daemon_sets = registry.get("apps", "v1", "daemonsets").unwrap();
+        let unreadable = json!({"metadata": {"name": "d", "annotations": {
+            "deprecated.daemonset.template.generation": "two"}}});
+        assert_eq!(
+            decodable(&daemon_sets, &unreadable)
+                .unwrap_err()
+                .to_string(),
+            "DaemonSet in version \"v1\" cannot be handled as a DaemonSet: strconv.ParseInt: \
+             parsing \"two\": invalid syntax"
+        );
         let secret = |kind: &str| json!({"metadata": {"name": "s"}, "type": kind});
         let changed =
             check("secrets", Some(secret("Opaque")), secret("example.com/x")).unwrap_err();

@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::unsupported;
+use crate::selector::LabelSelector;
 
 /// The field errors of `object` of resource `group/plural`: `(field, text)` in order.
 pub fn errors(group: &str, plural: &str, object: &Value) -> Vec<(String, String)> {
@@ -54,35 +55,11 @@ pub(super) fn selects_template(spec: &Value, here: &str, errors: &mut Vec<(Strin
     }
 }
 
-/// Whether a `LabelSelector` (matchLabels and matchExpressions) selects `labels`.
-fn matches(selector: &Value, labels: &Value) -> bool {
-    let label = |key: &str| labels[key].as_str();
-    let equal = selector["matchLabels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .all(|(key, value)| label(key) == value.as_str());
-    let expressions = selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .all(|requirement| {
-            let key = requirement["key"].as_str().unwrap_or_default();
-            let values: Vec<&str> = requirement["values"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            match requirement["operator"].as_str().unwrap_or_default() {
-                "In" => label(key).is_some_and(|v| values.contains(&v)),
-                "NotIn" => label(key).is_none_or(|v| !values.contains(&v)),
-                "Exists" => label(key).is_some(),
-                "DoesNotExist" => label(key).is_none(),
-                _ => false,
-            }
-        });
-    equal && expressions
+/// Whether a `LabelSelector` (matchLabels and matchExpressions) selects `labels` (one with
+/// an unknown operator selects nothing).
+pub(super) fn matches(selector: &Value, labels: &Value) -> bool {
+    let object = serde_json::json!({"metadata": {"labels": labels}});
+    LabelSelector::from_object(selector).is_some_and(|selector| selector.matches(&object))
 }
 
 /// A map of labels as Go's `%#v` prints a `map[string]string`.
@@ -99,19 +76,10 @@ pub(super) fn go_map(labels: &Value) -> String {
     format!("map[string]string{{{}}}", each.join(", "))
 }
 
-/// A pod spec's containers (at least one, each named once and with an image), its DNS
-/// policy and its restart policy.
+/// A pod spec's containers (at least one, each named once and with an image), its restart
+/// policy and its DNS policy.
 pub(super) fn pod_spec(spec: &Value, path: &str, errors: &mut Vec<(String, String)>) {
     containers(spec, path, errors);
-    let dns = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
-    if let Some(policy) = spec["dnsPolicy"].as_str()
-        && !dns.contains(&policy)
-    {
-        errors.push((
-            format!("{path}.dnsPolicy"),
-            unsupported(&spec["dnsPolicy"], &dns),
-        ));
-    }
     let restart = ["Always", "OnFailure", "Never"];
     if let Some(policy) = spec["restartPolicy"].as_str()
         && !restart.contains(&policy)
@@ -119,6 +87,15 @@ pub(super) fn pod_spec(spec: &Value, path: &str, errors: &mut Vec<(String, Strin
         errors.push((
             format!("{path}.restartPolicy"),
             unsupported(&spec["restartPolicy"], &restart),
+        ));
+    }
+    let dns = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+    if let Some(policy) = spec["dnsPolicy"].as_str()
+        && !dns.contains(&policy)
+    {
+        errors.push((
+            format!("{path}.dnsPolicy"),
+            unsupported(&spec["dnsPolicy"], &dns),
         ));
     }
 }
