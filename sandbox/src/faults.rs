@@ -2,8 +2,8 @@
 //! dropped, watch resumes answered `410 Expired`, a share of requests answered 500, 503 or
 //! 429 (with `Retry-After`), a share of updates answered `409 Conflict`, latency. Real API
 //! servers do each of these under load, upgrades and restarts; controllers must live through
-//! them. Shares are exact and deterministic (every n-th request), not random, so a test
-//! that injects them reads the same on every run.
+//! them. Which requests a share fails is pseudo-random but fixed, so a test that injects
+//! one reads the same on every run.
 
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -77,11 +77,18 @@ struct Active {
 }
 
 impl Active {
-    /// Whether the next request is among the `share` that fail: the n-th request fails when
-    /// `floor(n * share)` grows, so exactly that share of any run fails, spread evenly.
+    /// Whether the next request is among the `share` that fail. The n-th request draws the
+    /// n-th number of a fixed pseudo-random sequence (SplitMix64), so the same requests fail
+    /// on every run, and no client that sends requests in pairs or rounds keeps meeting the
+    /// failure on the same one (as it would under every-other-request).
     fn hits(&self, share: f64) -> bool {
-        let n = self.seen.fetch_add(1, Ordering::Relaxed) as f64;
-        ((n + 1.0) * share).floor() > (n * share).floor()
+        let n = self.seen.fetch_add(1, Ordering::Relaxed);
+        let mut z = n.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // The top 53 bits as a number in [0, 1).
+        ((z >> 11) as f64 / (1u64 << 53) as f64) < share
     }
 }
 
@@ -208,22 +215,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_share_fails_exactly_and_evenly() {
+    fn a_share_fails_that_share_of_requests_the_same_way_every_time() {
+        let run = || {
+            let faults = Faults::default();
+            faults.inject(
+                Fault::Errors {
+                    code: 503,
+                    share: 0.25,
+                },
+                Duration::from_secs(60),
+            );
+            (0..10_000)
+                .map(|_| faults.before(false).1 == Verdict::Fail(503))
+                .collect::<Vec<bool>>()
+        };
+        let failed = run();
+        let count = failed.iter().filter(|f| **f).count();
+        assert!((2_300..2_700).contains(&count), "{count} of 10000 failed");
+        assert_eq!(failed, run());
+        // Pairs of requests do not keep meeting it on the same one.
+        let firsts = failed.chunks(2).filter(|pair| pair[0]).count();
+        let seconds = failed.chunks(2).filter(|pair| pair[1]).count();
+        assert!(firsts > 1_000 && seconds > 1_000, "{firsts} {seconds}");
         let faults = Faults::default();
-        faults.inject(
-            Fault::Errors {
-                code: 503,
-                share: 0.25,
-            },
-            Duration::from_secs(60),
-        );
-        let failed: Vec<bool> = (0..8)
-            .map(|_| faults.before(false).1 == Verdict::Fail(503))
-            .collect();
-        assert_eq!(
-            failed,
-            [false, false, false, true, false, false, false, true]
-        );
         faults.inject(Fault::Conflicts { share: 1.0 }, Duration::from_secs(60));
         faults.clear();
         assert_eq!(faults.before(true), (Duration::ZERO, Verdict::Serve));

@@ -1,7 +1,8 @@
 //! The `sandbox` subcommand: start virtual clusters and run until SIGINT/SIGTERM, keeping
-//! their state in `--dir`; and `sandbox status|stop|reset` on such a folder.
+//! their state in `--dir`; and `sandbox status|stop|reset|fault` on such a folder.
 
 mod control;
+mod fault;
 mod merge;
 
 use anyhow::{Context, bail};
@@ -17,7 +18,8 @@ use std::path::{Path, PathBuf};
     kubectl sveltos-events sandbox --dir /tmp/sbx --demo      # everything, and the NetworkPolicy scenario\n  \
     kubectl sveltos-events sandbox --dir /tmp/sbx --no-controllers   # API servers only, for `install`\n  \
     kubectl sveltos-events sandbox status --dir /tmp/sbx      # is it running? where are its clusters?\n  \
-    kubectl sveltos-events sandbox stop --dir /tmp/sbx; kubectl sveltos-events sandbox reset --dir /tmp/sbx\n\n\
+    kubectl sveltos-events sandbox stop --dir /tmp/sbx; kubectl sveltos-events sandbox reset --dir /tmp/sbx\n  \
+    kubectl sveltos-events sandbox fault --dir /tmp/sbx errors --code 503 --share 0.5 --for 30s\n\n\
     Then: export KUBECONFIG=/tmp/sbx/kubeconfig (contexts mgmt, cluster-1, ...; or \
     /tmp/sbx/cluster-1.kubeconfig for one cluster).\n\
     The clusters' objects are kept in DIR/state and loaded at the next start on the same \
@@ -69,6 +71,11 @@ pub enum Action {
     ///
     /// Example: `kubectl sveltos-events sandbox reset --dir /tmp/sbx`.
     Reset(control::DirArgs),
+    /// Make a running sandbox's API servers misbehave for a while (dropped watches, 410s,
+    /// 500/503/429 answers, conflicts, latency), list the faults in force, or end them.
+    ///
+    /// Example: `kubectl sveltos-events sandbox fault --dir /tmp/sbx errors --code 503 --share 0.5`.
+    Fault(fault::FaultArgs),
 }
 
 /// Runs `sandbox`: an action on a folder, or a sandbox until a signal. Exit codes are the
@@ -78,6 +85,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         Some(Action::Status(a)) => control::status(&a, &mut std::io::stdout()),
         Some(Action::Stop(a)) => control::stop(&a, &mut std::io::stdout()).await,
         Some(Action::Reset(a)) => control::reset(&a, &mut std::io::stdout()),
+        Some(Action::Fault(a)) => fault::run(&a, &mut std::io::stdout()).await,
         None => {
             let dir = args.dir.clone().context("--dir is required")?;
             start(args, &dir).await.map(|()| 0)
