@@ -1,6 +1,9 @@
 //! Event to add-on latency of the whole system on the sandbox (agent in hub mode, manager,
 //! deployer, API servers, all in this process), and fleet convergence time with memory.
 //!
+//! Restart: once the fleet converged, the system is stopped and started again; the writes
+//! it makes until the clusters are quiet for 10 s are counted (each rewrites what was right).
+//!
 //! Latency: a labelled Service is created in a managed cluster; the clock stops when the
 //! watch on that cluster delivers the NetworkPolicy the scenario deploys for it. Events are
 //! sequential; every created Service stays, so later events run against a growing fleet state.
@@ -84,6 +87,9 @@ async fn latency(events: usize) {
     sandbox.shutdown().await;
 }
 
+/// How long the clusters must see no write before a restart counts as over.
+const QUIET: Duration = Duration::from_secs(10);
+
 async fn fleet(clusters: usize, services: usize) {
     let sandbox = Sandbox::start(SandboxOptions {
         dir: None,
@@ -127,6 +133,41 @@ async fn fleet(clusters: usize, services: usize) {
         before,
         agent::observe::rss_mib()
     );
+    for task in system {
+        task.abort();
+    }
+
+    // Restart cost: the system comes back over a converged fleet; every write it makes then
+    // rewrites something that was already right (target: none).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let writes = || -> u64 {
+        sandbox
+            .clusters()
+            .iter()
+            .map(|c| c.store.resource_version())
+            .sum()
+    };
+    let before = writes();
+    let restarted = Instant::now();
+    let system = start_system(&mgmt);
+    let (mut last, mut quiet_since) = (before, Instant::now());
+    while quiet_since.elapsed() < QUIET && restarted.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = writes();
+        if now != last {
+            (last, quiet_since) = (now, Instant::now());
+        }
+    }
+    match last - before {
+        0 => println!(
+            "restart over the converged fleet: 0 writes (target 0) in the {} s after",
+            QUIET.as_secs()
+        ),
+        n => println!(
+            "restart over the converged fleet: {n} writes (target 0), the last {:.2} s after the start",
+            (quiet_since - restarted).as_secs_f64()
+        ),
+    }
     for task in system {
         task.abort();
     }

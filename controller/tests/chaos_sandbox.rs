@@ -244,3 +244,42 @@ async fn the_fleet_converges_after_each_fault_and_after_a_kill() {
     }
     sandbox.shutdown().await;
 }
+
+/// Writes every cluster of the sandbox has taken so far.
+fn writes(sandbox: &Sandbox) -> u64 {
+    sandbox
+        .clusters()
+        .iter()
+        .map(|c| c.store.resource_version())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_with_nothing_changed_writes_nothing() {
+    let (sandbox, mgmt, managed) = registered_clusters(3).await;
+    network_policy_scenario(&mgmt).await;
+    let tasks = start_system(&mgmt);
+    let mut world = World {
+        services: vec![BTreeSet::new(); managed.len()],
+        made: 0,
+    };
+    for _ in 0..3 {
+        world.change(&managed).await;
+    }
+    world.converged(&mgmt, &managed, "the start").await;
+    for task in tasks {
+        task.abort();
+    }
+    sleep(Duration::from_millis(500)).await;
+    let before = writes(&sandbox);
+    let tasks = start_system(&mgmt);
+    // Long enough for every controller's first pass over the fleet.
+    sleep(Duration::from_secs(3)).await;
+    let rewritten = writes(&sandbox) - before;
+    world.converged(&mgmt, &managed, "the restart").await;
+    assert_eq!(rewritten, 0, "the restarted system rewrote what was right");
+    for task in tasks {
+        task.abort();
+    }
+    sandbox.shutdown().await;
+}

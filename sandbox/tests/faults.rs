@@ -30,10 +30,11 @@ fn raw_client(sb: &Sandbox) -> kube::Client {
     kube::Client::try_from(config).unwrap()
 }
 
-async fn send(client: &kube::Client, method: &str, path: &str, body: Value) -> (u16, Value) {
+/// A request to the faults endpoint: its status code and body.
+async fn faults(client: &kube::Client, method: &str, body: Value) -> (u16, Value) {
     let request = axum::http::Request::builder()
         .method(method)
-        .uri(path)
+        .uri("/sandbox/faults")
         .header("content-type", "application/json")
         .body(serde_json::to_vec(&body).unwrap())
         .unwrap();
@@ -65,10 +66,9 @@ async fn injected_faults_are_answered_as_a_real_server_answers_them() {
     let pp = PostParams::default();
     maps.create(&pp, &config_map("a")).await.unwrap();
 
-    let (code, said) = send(
+    let (code, said) = faults(
         &client,
         "POST",
-        "/sandbox/faults",
         json!({"kind": "errors", "code": 429, "share": 0.5, "seconds": 30}),
     )
     .await;
@@ -102,11 +102,10 @@ async fn injected_faults_are_answered_as_a_real_server_answers_them() {
     assert_eq!(shed.unwrap(), "1");
 
     // With its default retries, a kube-rs client rides through a 503 every other request.
-    send(&client, "DELETE", "/sandbox/faults", json!({})).await;
-    send(
+    faults(&client, "DELETE", json!({})).await;
+    faults(
         &client,
         "POST",
-        "/sandbox/faults",
         json!({"kind": "errors", "code": 503, "share": 0.5, "seconds": 30}),
     )
     .await;
@@ -114,15 +113,14 @@ async fn injected_faults_are_answered_as_a_real_server_answers_them() {
     for _ in 0..6 {
         retrying.get("a").await.unwrap();
     }
-    let (_, listed) = send(&client, "GET", "/sandbox/faults", json!({})).await;
+    let (_, listed) = faults(&client, "GET", json!({})).await;
     assert_eq!(listed["items"][0]["code"], 503);
 
     // Updates conflict; creates and reads do not.
-    send(&client, "DELETE", "/sandbox/faults", json!({})).await;
-    send(
+    faults(&client, "DELETE", json!({})).await;
+    faults(
         &client,
         "POST",
-        "/sandbox/faults",
         json!({"kind": "conflicts", "share": 1, "seconds": 30}),
     )
     .await;
@@ -132,11 +130,10 @@ async fn injected_faults_are_answered_as_a_real_server_answers_them() {
     maps.create(&pp, &config_map("b")).await.unwrap();
 
     // Latency, for its time only.
-    send(&client, "DELETE", "/sandbox/faults", json!({})).await;
-    send(
+    faults(&client, "DELETE", json!({})).await;
+    faults(
         &client,
         "POST",
-        "/sandbox/faults",
         json!({"kind": "latency", "millis": 300, "seconds": 1}),
     )
     .await;
@@ -149,10 +146,9 @@ async fn injected_faults_are_answered_as_a_real_server_answers_them() {
     assert!(started.elapsed() < Duration::from_millis(300));
 
     // What is not a fault is refused, and only admins may inject one.
-    let (code, said) = send(
+    let (code, said) = faults(
         &client,
         "POST",
-        "/sandbox/faults",
         json!({"kind": "errors", "code": 404, "share": 1, "seconds": 5}),
     )
     .await;
@@ -181,15 +177,14 @@ async fn injected_faults_are_answered_as_a_real_server_answers_them() {
     let mut config = sb.clusters()[0].config().unwrap();
     config.auth_info.token = Some(token.into());
     let tenant = kube::Client::try_from(config).unwrap();
-    let (code, _) = send(
+    let (code, _) = faults(
         &tenant,
         "POST",
-        "/sandbox/faults",
         json!({"kind": "dropWatches", "seconds": 5}),
     )
     .await;
     assert_eq!(code, 403);
-    let (_, listed) = send(&client, "GET", "/sandbox/faults", json!({})).await;
+    let (_, listed) = faults(&client, "GET", json!({})).await;
     assert_eq!(listed["items"], json!([]));
     sb.shutdown().await;
 }
