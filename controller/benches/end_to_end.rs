@@ -1,6 +1,10 @@
 //! Event to add-on latency of the whole system on the sandbox (agent in hub mode, manager,
 //! deployer, API servers, all in this process), and fleet convergence time with memory.
 //!
+//! Fleet: every cluster holds `E2E_FLEET_SERVICES` matching Services before the system starts;
+//! the clock stops when every cluster has its add-ons: one NetworkPolicy per Service
+//! (`oneForEvent`), then, in a second fleet, one Ingress with a path per Service (aggregated).
+//!
 //! Restart: once the fleet converged, the system is stopped and started again; the writes
 //! it makes until the clusters are quiet for 10 s are counted (each rewrites what was right).
 //!
@@ -20,7 +24,7 @@ use std::time::{Duration, Instant};
 use agent::observe::{bench_setting, millis, percentile};
 
 use futures_util::StreamExt;
-use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use sandbox::{Sandbox, SandboxOptions};
@@ -174,6 +178,79 @@ async fn fleet(clusters: usize, services: usize) {
     sandbox.shutdown().await;
 }
 
+/// The aggregated form of the fleet: each cluster's `services` https Services (in namespace
+/// `eng`) make one EventReport and one Ingress with a path per Service (examples/ingress,
+/// `oneForEvent: false`).
+async fn fleet_aggregated(clusters: usize, services: usize) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: clusters,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    install_crds(&mgmt).await;
+    for text in [
+        include_str!("../../examples/ingress/eventsource.yaml"),
+        include_str!("../../examples/ingress/eventtrigger.yaml"),
+        include_str!("../../examples/ingress/configmap.yaml"),
+    ] {
+        for document in api::load::documents(text).unwrap() {
+            apply(&mgmt, document).await;
+        }
+    }
+    let mut managed = Vec::new();
+    for handle in sandbox.clusters().iter().filter(|c| c.name != "mgmt") {
+        register(&mgmt, handle).await;
+        let client = handle.client().unwrap();
+        apply(
+            &client,
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "eng"}}),
+        )
+        .await;
+        for i in 0..services {
+            let name = format!("web-{i}");
+            apply(
+                &client,
+                serde_json::json!({"apiVersion": "v1", "kind": "Service",
+                    "metadata": {"name": name, "namespace": "eng"},
+                    "spec": {"selector": {"app": name}, "ports": [{"port": 443}]}}),
+            )
+            .await;
+        }
+        managed.push(client);
+    }
+    let before = agent::observe::rss_mib();
+    let started = Instant::now();
+    let system = start_system(&mgmt);
+    for client in &managed {
+        let ingresses: Api<Ingress> = Api::namespaced(client.clone(), "default");
+        loop {
+            let paths = ingresses
+                .get_opt("ingress")
+                .await
+                .unwrap()
+                .and_then(|ingress| ingress.spec?.rules?.first()?.http.clone())
+                .map_or(0, |http| http.paths.len());
+            if paths >= services {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    println!(
+        "fleet convergence, aggregated: {clusters} clusters x {services} Services -> {clusters} Ingresses of {services} paths in {:.2} s; RSS {:.0} MiB before the controllers started, {:.0} MiB after (sandbox included)",
+        started.elapsed().as_secs_f64(),
+        before,
+        agent::observe::rss_mib()
+    );
+    for task in system {
+        task.abort();
+    }
+    sandbox.shutdown().await;
+}
+
 fn main() {
     // RUST_LOG=sveltos_events_controller=debug shows where an event's time goes.
     if std::env::var_os("RUST_LOG").is_some() {
@@ -187,8 +264,8 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(latency(bench_setting("E2E_EVENTS", 1000)));
-    runtime.block_on(fleet(
-        bench_setting("E2E_FLEET_CLUSTERS", 10),
-        bench_setting("E2E_FLEET_SERVICES", 100),
-    ));
+    let clusters = bench_setting("E2E_FLEET_CLUSTERS", 10);
+    let services = bench_setting("E2E_FLEET_SERVICES", 100);
+    runtime.block_on(fleet(clusters, services));
+    runtime.block_on(fleet_aggregated(clusters, services));
 }
