@@ -76,19 +76,7 @@ impl Index {
 pub async fn run(store: Arc<Store>, root_ca: String, mut stop: watch::Receiver<bool>) {
     let mut rx = store.subscribe();
     crate::auth::aggregation::reconcile(&store);
-    let mut index = Index::default();
-    let objects = store.all_objects();
-    for (info, obj) in &objects {
-        index.update(&info.group_resource(), obj, false);
-    }
-    // As an informer's first list: work left pending when the cluster last stopped (a
-    // namespace terminating, finalizers to honour, tokens to issue) is taken up again.
-    for (info, obj) in objects {
-        let ev = Event::synthetic(info.group_resource(), obj);
-        handle(&store, &mut index, &ev);
-        crate::tokens::handle(&store, &ev, &root_ca);
-        crate::auth::aggregation::handle(&store, &ev);
-    }
+    let mut index = resync(&store, &root_ca);
     loop {
         tokio::select! {
             changed = stop.changed() => {
@@ -102,16 +90,30 @@ pub async fn run(store: Arc<Store>, root_ca: String, mut stop: watch::Receiver<b
                     crate::tokens::handle(&store, &ev, &root_ca);
                     crate::auth::aggregation::handle(&store, &ev);
                 }
-                Err(RecvError::Lagged(_)) => {
-                    index = Index::default();
-                    for (info, obj) in store.all_objects() {
-                        index.update(&info.group_resource(), &obj, false);
-                    }
-                }
+                // Events were missed: as an informer relists, everything is looked at again.
+                Err(RecvError::Lagged(_)) => index = resync(&store, &root_ca),
                 Err(RecvError::Closed) => return,
             }
         }
     }
+}
+
+/// Every object looked at as an informer's list shows it, and the index rebuilt: work left
+/// pending when the cluster last stopped, or behind events the controllers missed (a
+/// namespace terminating, owners gone, finalizers to honour, tokens to issue), is taken up.
+fn resync(store: &Store, root_ca: &str) -> Index {
+    let mut index = Index::default();
+    let objects = store.all_objects();
+    for (info, obj) in &objects {
+        index.update(&info.group_resource(), obj, false);
+    }
+    for (info, obj) in objects {
+        let ev = Event::synthetic(info.group_resource(), obj);
+        handle(store, &mut index, &ev);
+        crate::tokens::handle(store, &ev, root_ca);
+        crate::auth::aggregation::handle(store, &ev);
+    }
+    index
 }
 
 fn info_of(store: &Store, gr: &GroupResource) -> Option<Arc<ResourceInfo>> {

@@ -21,6 +21,10 @@ use tokio::sync::broadcast;
 
 /// Number of events kept for watch resumption.
 pub const HISTORY: usize = 20_000;
+/// Events a live watch may fall behind before it is told 410 and must relist, as
+/// kube-apiserver ends a watcher whose buffer fills. Allocated up front for every cluster, so
+/// it is kept far below the history's length (20,000 slots were ~0.6 MiB a cluster).
+pub const WATCH_BUFFER: usize = 4_096;
 /// Bytes of watch frames the history may hold, whatever the count: resuming a watch from
 /// further back gets 410 Gone and relists, as with a compacted kube-apiserver.
 pub const HISTORY_BYTES: usize = 64 << 20;
@@ -371,14 +375,14 @@ impl Store {
     }
 
     fn blank(signing_key: SigningKey, journal: Option<Arc<Journal>>) -> Self {
-        let (tx, _) = broadcast::channel(HISTORY);
+        let (tx, _) = broadcast::channel(WATCH_BUFFER);
         let endpoints = Arc::new(Endpoints::default());
         Store {
             state: Mutex::new(State {
                 rv: 0,
                 registry: Registry::builtin(),
                 objects: HashMap::new(),
-                history: VecDeque::with_capacity(HISTORY),
+                history: VecDeque::new(),
                 history_bytes: 0,
                 allocator: defaults::Allocator::default(),
                 rbac_rv: 0,
