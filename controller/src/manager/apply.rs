@@ -127,6 +127,12 @@ pub async fn apply(
                     own_key("Secret", SVELTOS_NAMESPACE, &generated.name),
                     written.metadata.resource_version,
                 );
+                caches.wrote_for(
+                    trigger,
+                    "Secret",
+                    &generated.name,
+                    written.metadata.labels.as_ref(),
+                );
                 applied.written += 1;
             }
         } else {
@@ -147,6 +153,12 @@ pub async fn apply(
                 caches.wrote(
                     own_key("ConfigMap", SVELTOS_NAMESPACE, &generated.name),
                     written.metadata.resource_version,
+                );
+                caches.wrote_for(
+                    trigger,
+                    "ConfigMap",
+                    &generated.name,
+                    written.metadata.labels.as_ref(),
                 );
                 applied.written += 1;
             }
@@ -174,6 +186,12 @@ pub async fn apply(
                 own_key("ClusterProfile", "", &name),
                 written.metadata.generation.map(|g| g.to_string()),
             );
+            caches.wrote_for(
+                trigger,
+                "ClusterProfile",
+                &name,
+                written.metadata.labels.as_ref(),
+            );
             applied.written += 1;
         }
     }
@@ -188,6 +206,15 @@ pub async fn apply(
             stale_profiles.push(name);
         }
     }
+    // Written by an earlier pass but not in the cache yet: stale all the same.
+    for (name, labels) in caches.written_for(trigger, "ClusterProfile") {
+        if !wanted_profiles.contains(&name)
+            && !stale_profiles.contains(&name)
+            && !untouched(Some(&labels), plan, caches)
+        {
+            stale_profiles.push(name);
+        }
+    }
     for name in &stale_profiles {
         match profiles.delete(name, &DeleteParams::background()).await {
             Ok(either) => {
@@ -195,9 +222,13 @@ pub async fn apply(
                 if either.is_left() {
                     // Still there (finalizers): generated objects wait for a later pass.
                     applied.waiting = true;
+                } else {
+                    caches.deleted_for(trigger, "ClusterProfile", name);
                 }
             }
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                caches.deleted_for(trigger, "ClusterProfile", name);
+            }
             Err(error) => return Err(error),
         }
     }
@@ -212,17 +243,43 @@ pub async fn apply(
             && !wanted.contains(&(kind.to_string(), metadata.name.clone().unwrap_or_default()))
             && !untouched(metadata.labels.as_ref(), plan, caches)
     };
-    for existing in caches.config_maps.state() {
-        if stale(&existing.metadata, "ConfigMap") {
-            let name = existing.metadata.name.as_deref().unwrap_or_default();
-            applied.deleted += delete(&config_maps, name).await?;
-        }
+    let mut stale_config_maps: BTreeSet<String> = caches
+        .config_maps
+        .state()
+        .iter()
+        .filter(|existing| stale(&existing.metadata, "ConfigMap"))
+        .filter_map(|existing| existing.metadata.name.clone())
+        .collect();
+    let mut stale_secrets: BTreeSet<String> = caches
+        .secrets
+        .state()
+        .iter()
+        .filter(|existing| stale(&existing.metadata, "Secret"))
+        .filter_map(|existing| existing.metadata.name.clone())
+        .collect();
+    // Written by an earlier pass but not in the cache yet: stale all the same.
+    for (kind, stale) in [
+        ("ConfigMap", &mut stale_config_maps),
+        ("Secret", &mut stale_secrets),
+    ] {
+        stale.extend(
+            caches
+                .written_for(trigger, kind)
+                .into_iter()
+                .filter(|(name, labels)| {
+                    !wanted.contains(&(kind.to_owned(), name.clone()))
+                        && !untouched(Some(labels), plan, caches)
+                })
+                .map(|(name, _)| name),
+        );
     }
-    for existing in caches.secrets.state() {
-        if stale(&existing.metadata, "Secret") {
-            let name = existing.metadata.name.as_deref().unwrap_or_default();
-            applied.deleted += delete(&secrets, name).await?;
-        }
+    for name in &stale_config_maps {
+        applied.deleted += delete(&config_maps, name).await?;
+        caches.deleted_for(trigger, "ConfigMap", name);
+    }
+    for name in &stale_secrets {
+        applied.deleted += delete(&secrets, name).await?;
+        caches.deleted_for(trigger, "Secret", name);
     }
     Ok(applied)
 }

@@ -47,9 +47,17 @@ pub struct Caches {
     /// Secrets) or generation (ClusterProfiles, whose status the deployer writes) each write
     /// left, so the watch event it causes does not plan the trigger again.
     pub own_writes: Arc<Mutex<HashMap<String, String>>>,
+    /// What each trigger's passes wrote (`(kind, name)` of generated objects), until deleted:
+    /// an object written but not in the caches yet (its watch event still on the way, and
+    /// then taken for an echo) is still deleted once it goes stale.
+    /// Each is kept with its labels, which say its source cluster.
+    pub written: Arc<Mutex<HashMap<String, Written>>>,
     /// EventSources and EventReports whose conditions need a look.
     pub status: Arc<super::status::StatusWork>,
 }
+
+/// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
+pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
 
 /// Key of an object in [`Caches::own_writes`].
 pub fn own_key(kind: &str, namespace: &str, name: &str) -> String {
@@ -62,6 +70,51 @@ impl Caches {
         if let (Ok(mut writes), Some(version)) = (self.own_writes.lock(), version) {
             writes.insert(key, version);
         }
+    }
+
+    /// Notes that `trigger`'s pass wrote generated object `kind`/`name`, labelled `labels`.
+    pub fn wrote_for(
+        &self,
+        trigger: &str,
+        kind: &str,
+        name: &str,
+        labels: Option<&BTreeMap<String, String>>,
+    ) {
+        if let Ok(mut written) = self.written.lock() {
+            written.entry(trigger.to_owned()).or_default().insert(
+                (kind.to_owned(), name.to_owned()),
+                labels.cloned().unwrap_or_default(),
+            );
+        }
+    }
+
+    /// Notes that generated object `kind`/`name` of `trigger` is gone.
+    pub fn deleted_for(&self, trigger: &str, kind: &str, name: &str) {
+        if let Ok(mut written) = self.written.lock()
+            && let Some(objects) = written.get_mut(trigger)
+        {
+            objects.remove(&(kind.to_owned(), name.to_owned()));
+        }
+    }
+
+    /// The generated objects of `kind` that `trigger`'s passes wrote: names and labels.
+    pub fn written_for(
+        &self,
+        trigger: &str,
+        kind: &str,
+    ) -> Vec<(String, BTreeMap<String, String>)> {
+        self.written
+            .lock()
+            .map(|written| {
+                written
+                    .get(trigger)
+                    .into_iter()
+                    .flatten()
+                    .filter(|((k, _), _)| k == kind)
+                    .map(|((_, name), labels)| (name.clone(), labels.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Forgets the manager's write of an object that is gone.

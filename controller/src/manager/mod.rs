@@ -171,6 +171,7 @@ fn start_watches(
         profiles,
         lookup_epoch: Arc::default(),
         own_writes: Arc::default(),
+        written: Arc::default(),
         status: Arc::default(),
     };
 
