@@ -94,6 +94,9 @@ impl Caches {
             && let Some(objects) = written.get_mut(trigger)
         {
             objects.remove(&(kind.to_owned(), name.to_owned()));
+            if objects.is_empty() {
+                written.remove(trigger);
+            }
         }
     }
 
