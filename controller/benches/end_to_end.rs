@@ -27,9 +27,8 @@ use futures_util::StreamExt;
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
-use sandbox::{Sandbox, SandboxOptions};
 use support::{
-    apply, install_crds, network_policy_scenario, one_cluster_scenario, register, service,
+    apply, network_policy_scenario, one_cluster_scenario, register, sandbox_with_crds, service,
     start_system,
 };
 use tokio::sync::mpsc;
@@ -95,15 +94,7 @@ async fn latency(events: usize) {
 const QUIET: Duration = Duration::from_secs(10);
 
 async fn fleet(clusters: usize, services: usize) {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: clusters,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    install_crds(&mgmt).await;
+    let (sandbox, mgmt) = sandbox_with_crds(clusters).await;
     network_policy_scenario(&mgmt).await;
     let mut managed = Vec::new();
     for handle in sandbox.clusters().iter().filter(|c| c.name != "mgmt") {
@@ -182,15 +173,7 @@ async fn fleet(clusters: usize, services: usize) {
 /// `eng`) make one EventReport and one Ingress with a path per Service (examples/ingress,
 /// `oneForEvent: false`).
 async fn fleet_aggregated(clusters: usize, services: usize) {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: clusters,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
-    install_crds(&mgmt).await;
+    let (sandbox, mgmt) = sandbox_with_crds(clusters).await;
     for text in [
         include_str!("../../examples/ingress/eventsource.yaml"),
         include_str!("../../examples/ingress/eventtrigger.yaml"),

@@ -243,20 +243,20 @@ pub async fn apply(
             && !wanted.contains(&(kind.to_string(), metadata.name.clone().unwrap_or_default()))
             && !untouched(metadata.labels.as_ref(), plan, caches)
     };
-    let mut stale_config_maps: BTreeSet<String> = caches
-        .config_maps
-        .state()
-        .iter()
-        .filter(|existing| stale(&existing.metadata, "ConfigMap"))
-        .filter_map(|existing| existing.metadata.name.clone())
-        .collect();
-    let mut stale_secrets: BTreeSet<String> = caches
-        .secrets
-        .state()
-        .iter()
-        .filter(|existing| stale(&existing.metadata, "Secret"))
-        .filter_map(|existing| existing.metadata.name.clone())
-        .collect();
+    let stale_names = |existing: Vec<&ObjectMeta>, kind: &str| -> BTreeSet<String> {
+        existing
+            .into_iter()
+            .filter(|metadata| stale(metadata, kind))
+            .filter_map(|metadata| metadata.name.clone())
+            .collect()
+    };
+    let (config_map_state, secret_state) = (caches.config_maps.state(), caches.secrets.state());
+    let mut stale_config_maps = stale_names(
+        config_map_state.iter().map(|c| &c.metadata).collect(),
+        "ConfigMap",
+    );
+    let mut stale_secrets =
+        stale_names(secret_state.iter().map(|s| &s.metadata).collect(), "Secret");
     // Written by an earlier pass but not in the cache yet: stale all the same.
     for (kind, stale) in [
         ("ConfigMap", &mut stale_config_maps),
