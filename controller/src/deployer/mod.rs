@@ -8,6 +8,7 @@
 pub mod deploy;
 pub mod diff;
 pub mod documents;
+pub mod index;
 pub mod manifests;
 pub mod metadata;
 pub mod targets;
@@ -43,6 +44,7 @@ use crate::serve::Telemetry;
 use crate::sets;
 use agent::capi::CapiClusters;
 use deploy::{Deployer, Outcome};
+use index::{ByProfile, ByReference, profile_of};
 use targets::Targets;
 use tokio::sync::Notify;
 
@@ -70,6 +72,10 @@ pub struct Caches {
     pub secrets: Store<Secret>,
     /// ClusterSummaries: the record of what was deployed where.
     pub summaries: Store<ClusterSummary>,
+    /// Where each profile's summaries are.
+    pub by_profile: ByProfile,
+    /// Which profiles name which ConfigMaps and Secrets.
+    pub by_reference: ByReference,
 }
 
 impl Caches {
@@ -111,16 +117,6 @@ fn paused(profile: &ClusterProfile) -> bool {
         .is_some_and(|a| a.contains_key(PROFILE_PAUSED_ANNOTATION))
 }
 
-fn profile_of(summary: &ClusterSummary) -> String {
-    summary
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(CLUSTER_PROFILE_NAME_LABEL))
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// Runs the deployer against the management cluster until `shutdown` completes.
 pub async fn run(
     client: Client,
@@ -148,6 +144,8 @@ pub async fn run(
         config_maps,
         secrets,
         summaries,
+        by_profile: ByProfile::default(),
+        by_reference: ByReference::default(),
     };
 
     let mark_all = {
@@ -170,24 +168,36 @@ pub async fn run(
         move |kind: &str, meta: &ObjectMeta| {
             let namespace = meta.namespace.as_deref().unwrap_or_default();
             let name = meta.name.as_deref().unwrap_or_default();
-            let kubeconfig = kind == "Secret" && caches.is_kubeconfig(namespace, name);
-            for profile in caches.profiles.state() {
-                if kubeconfig || refers_to(&profile.spec, kind, namespace, name) {
+            if kind == "Secret" && caches.is_kubeconfig(namespace, name) {
+                for profile in caches.profiles.state() {
                     queue.mark(profile.name_any_or_default());
+                }
+                return;
+            }
+            for candidate in caches.by_reference.candidates(kind, name) {
+                let profile = caches.profiles.get(&ObjectRef::new(&candidate));
+                if profile.is_some_and(|p| refers_to(&p.spec, kind, namespace, name)) {
+                    queue.mark(candidate);
                 }
             }
         }
     };
     let profile_task = {
         let queue = Arc::clone(&queue);
+        let caches = caches.clone();
         profile_events.for_each(move |p| {
-            queue.mark(p.name_any_or_default());
+            let name = p.name_any_or_default();
+            let now = caches.profiles.get(&ObjectRef::new(&name));
+            caches.by_reference.saw(&name, now.as_deref());
+            queue.mark(name);
             async {}
         })
     };
     let summary_task = {
         let queue = Arc::clone(&queue);
+        let by_profile = caches.by_profile.clone();
         summary_events.for_each(move |s| {
+            by_profile.saw(&s);
             queue.mark(profile_of(&s));
             async {}
         })
@@ -397,12 +407,7 @@ async fn reconcile(
         .map_err(ManagerError::Plan)?,
         None => Vec::new(),
     };
-    let summaries: Vec<Arc<ClusterSummary>> = caches
-        .summaries
-        .state()
-        .into_iter()
-        .filter(|s| profile_of(s) == name)
-        .collect();
+    let summaries = caches.by_profile.of(&caches.summaries, name);
     let mut again = false;
     let mut wanted_summaries = BTreeSet::new();
     if let Some(profile) = &profile {
