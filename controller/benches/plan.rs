@@ -6,6 +6,7 @@
 //!   PLAN_SIZES=100,1000 (the default) PLAN_ROUNDS=20
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark set-up
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api::v1beta1::{
@@ -33,8 +34,8 @@ impl Lookup for Fleet {
 }
 
 impl World for Fleet {
-    fn clusters(&self) -> Vec<Cluster> {
-        vec![self.cluster.clone()]
+    fn clusters(&self) -> Arc<[Cluster]> {
+        Arc::new([self.cluster.clone()])
     }
     fn event_source_labels(&self, _: &str) -> Option<std::collections::BTreeMap<String, String>> {
         Some(Default::default())

@@ -4,6 +4,7 @@
 //! selector, an empty cluster selector picks no cluster (Sveltos' rule).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use agent::hub::connect::{Registration, Registry};
 use api::capi::CapiCluster;
@@ -137,22 +138,76 @@ pub struct Fleet {
     pub registry: Registry,
     /// The clusters this process handles.
     pub scope: ClusterScope,
+    /// The clusters last made from the registry: every pass of every controller reads them,
+    /// and making them (each object turned into its template value) cost more than the pass.
+    made: Arc<Mutex<Made>>,
+}
+
+/// Clusters made from registered objects, kept with those objects (the same `Arc`s while
+/// nothing changed: a watch replaces an object's `Arc` when it changes).
+#[derive(Default)]
+struct Made {
+    from: Vec<Registration>,
+    all: Arc<[Cluster]>,
+    in_scope: Arc<[Cluster]>,
+}
+
+fn same(a: &Registration, b: &Registration) -> bool {
+    match (a, b) {
+        (Registration::Sveltos(a), Registration::Sveltos(b)) => Arc::ptr_eq(a, b),
+        (Registration::Capi(a), Registration::Capi(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
 }
 
 impl Fleet {
+    /// The clusters of `registry`, this process handling those of `scope`.
+    pub fn new(registry: Registry, scope: ClusterScope) -> Self {
+        Fleet {
+            registry,
+            scope,
+            made: Arc::default(),
+        }
+    }
+
     /// Every registered cluster, whatever its shard.
-    pub fn all(&self) -> Vec<Cluster> {
-        self.registry
-            .all()
-            .filter_map(|c| Cluster::from_registration(&c))
-            .collect()
+    pub fn all(&self) -> Arc<[Cluster]> {
+        self.current(|made| Arc::clone(&made.all))
     }
 
     /// The registered clusters of this process's shard.
-    pub fn in_scope(&self) -> Vec<Cluster> {
-        let mut clusters = self.all();
-        clusters.retain(|c| c.shard == self.scope.shard);
-        clusters
+    pub fn in_scope(&self) -> Arc<[Cluster]> {
+        self.current(|made| Arc::clone(&made.in_scope))
+    }
+
+    /// Reads the clusters made from the registry as it is now, making them again if any
+    /// registered object changed since.
+    fn current(&self, read: impl Fn(&Made) -> Arc<[Cluster]>) -> Arc<[Cluster]> {
+        let now: Vec<Registration> = self.registry.all().collect();
+        let unchanged = |made: &Made| {
+            made.from.len() == now.len() && made.from.iter().zip(&now).all(|(a, b)| same(a, b))
+        };
+        let Ok(mut made) = self.made.lock() else {
+            return read(&self.make(now));
+        };
+        if !unchanged(&made) {
+            *made = self.make(now);
+        }
+        read(&made)
+    }
+
+    fn make(&self, from: Vec<Registration>) -> Made {
+        let all: Arc<[Cluster]> = from.iter().filter_map(Cluster::from_registration).collect();
+        let in_scope = all
+            .iter()
+            .filter(|c| c.shard == self.scope.shard)
+            .cloned()
+            .collect();
+        Made {
+            from,
+            all,
+            in_scope,
+        }
     }
 
     /// Whether `cluster` exists but belongs to another shard: what was made for it is
@@ -278,21 +333,47 @@ mod tests {
             let scope = ClusterScope {
                 shard: shard.to_owned(),
             };
-            let fleet = Fleet {
-                registry: Registry {
-                    sveltos: store.clone(),
-                    capi: CapiClusters::none(),
-                },
-                scope,
+            let registry = Registry {
+                sveltos: store.clone(),
+                capi: CapiClusters::none(),
             };
-            fleet
+            Fleet::new(registry, scope)
                 .in_scope()
-                .into_iter()
-                .map(|c| c.reference.name)
+                .iter()
+                .map(|c| c.reference.name.clone())
                 .collect()
         };
         assert_eq!(names(""), ["u"]);
         assert_eq!(names("blue"), ["s"]);
         assert!(names("green").is_empty());
+    }
+
+    #[test]
+    fn the_fleet_is_made_again_when_a_cluster_changes_and_only_then() {
+        let (store, mut writer) = kube::runtime::reflector::store::<SveltosCluster>();
+        let mut apply = |labels: Value| {
+            let cluster = serde_json::from_value(json!({
+                "metadata": {"name": "c", "namespace": "default", "labels": labels},
+                "spec": {}
+            }))
+            .unwrap();
+            writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cluster));
+        };
+        apply(json!({"env": "dev"}));
+        let registry = Registry {
+            sveltos: store.clone(),
+            capi: CapiClusters::none(),
+        };
+        let fleet = Fleet::new(registry, ClusterScope::default());
+        let first = fleet.all();
+        assert!(
+            Arc::ptr_eq(&first, &fleet.all()),
+            "nothing changed: the same clusters"
+        );
+        apply(json!({"env": "prod"}));
+        let second = fleet.in_scope();
+        assert_eq!(second[0].labels["env"], "prod");
+        assert_eq!(first[0].labels["env"], "dev");
+        assert_eq!(fleet.all()[0].labels["env"], "prod");
     }
 }

@@ -3,6 +3,7 @@
 //! [`World`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use api::v1beta1::EventTrigger;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -19,7 +20,7 @@ use crate::tenancy::{TenantLookup, check_event_source, tenant_of};
 /// referenced ConfigMaps/Secrets.
 pub trait World: Lookup {
     /// Every registered cluster this manager handles.
-    fn clusters(&self) -> Vec<Cluster>;
+    fn clusters(&self) -> Arc<[Cluster]>;
     /// The labels of the EventSource if it exists in the management cluster (and is not
     /// being deleted).
     fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>>;
@@ -235,8 +236,8 @@ mod tests {
     }
 
     impl World for Fixture {
-        fn clusters(&self) -> Vec<Cluster> {
-            self.clusters.clone()
+        fn clusters(&self) -> Arc<[Cluster]> {
+            self.clusters.clone().into()
         }
         fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
             self.sources

@@ -216,7 +216,7 @@ impl Caches {
 }
 
 impl World for Caches {
-    fn clusters(&self) -> Vec<Cluster> {
+    fn clusters(&self) -> Arc<[Cluster]> {
         self.fleet.in_scope()
     }
 

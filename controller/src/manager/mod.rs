@@ -141,7 +141,7 @@ pub(crate) fn watch_fleet(
     let (sveltos, sveltos_events) = reflect::<SveltosCluster>(client, watcher::Config::default());
     let changes = futures_util::stream::select(sveltos_events.map(|_| ()), capi.changes());
     let registry = Registry { sveltos, capi };
-    (Fleet { registry, scope }, changes.boxed())
+    (Fleet::new(registry, scope), changes.boxed())
 }
 
 fn start_watches(

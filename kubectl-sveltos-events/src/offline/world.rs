@@ -3,6 +3,7 @@
 //! evaluating the EventSource over the source cluster's resources with the agent's own code.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use agent::evaluate::evaluate_event_source;
 use agent::hub::report::publication;
@@ -77,8 +78,8 @@ impl Lookup for Offline {
 }
 
 impl World for Offline {
-    fn clusters(&self) -> Vec<Cluster> {
-        self.inputs.clusters.clone()
+    fn clusters(&self) -> Arc<[Cluster]> {
+        self.inputs.clusters.clone().into()
     }
 
     fn event_source_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
