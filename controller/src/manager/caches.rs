@@ -47,10 +47,11 @@ pub struct Caches {
     /// Secrets) or generation (ClusterProfiles, whose status the deployer writes) each write
     /// left, so the watch event it causes does not plan the trigger again.
     pub own_writes: Arc<Mutex<HashMap<String, String>>>,
-    /// What each trigger's passes wrote (`(kind, name)` of generated objects), until deleted:
-    /// an object written but not in the caches yet (its watch event still on the way, and
-    /// then taken for an echo) is still deleted once it goes stale.
-    /// Each is kept with its labels, which say its source cluster.
+    /// What each trigger's passes wrote (`(kind, name)` of generated objects) and the caches
+    /// do not show yet: an object whose watch event is still on the way (and will be taken
+    /// for an echo) is still deleted once it goes stale. Let go when the echo arrives (the
+    /// cache holds it then) or the object is deleted; each is kept with its labels, which say
+    /// its source cluster.
     pub written: Arc<Mutex<HashMap<String, Written>>>,
     /// EventSources and EventReports whose conditions need a look.
     pub status: Arc<super::status::StatusWork>,
@@ -88,7 +89,8 @@ impl Caches {
         }
     }
 
-    /// Notes that generated object `kind`/`name` of `trigger` is gone.
+    /// Forgets that `trigger` wrote generated object `kind`/`name`: it is gone, or the cache
+    /// holds it now.
     pub fn deleted_for(&self, trigger: &str, kind: &str, name: &str) {
         if let Ok(mut written) = self.written.lock()
             && let Some(objects) = written.get_mut(trigger)
@@ -135,13 +137,31 @@ impl Caches {
             .is_ok_and(|writes| version.is_some() && writes.get(key).map(String::as_str) == version)
     }
 
-    /// Whether a watch event needs no planning: the object (`present` in the cache) shows the
-    /// `version` the manager's own write left. Forgets the write of an object that is gone.
-    pub fn is_echo(&self, key: &str, present: bool, version: Option<&str>) -> bool {
+    /// Whether a watch event of a `kind` object needs no planning: the object (`present` in
+    /// the cache) shows the `version` the manager's own write left. Forgets the write of an
+    /// object that is gone, and the record of a generated one the cache now holds.
+    pub fn is_echo(
+        &self,
+        kind: &str,
+        meta: &ObjectMeta,
+        present: bool,
+        version: Option<&str>,
+    ) -> bool {
+        let name = meta.name.as_deref().unwrap_or_default();
+        let key = own_key(kind, meta.namespace.as_deref().unwrap_or_default(), name);
         if !present {
-            self.forget(key);
+            self.forget(&key);
         }
-        present && self.is_own_write(key, version)
+        let echo = present && self.is_own_write(&key, version);
+        if echo
+            && let Some(trigger) = meta
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL))
+        {
+            self.deleted_for(trigger, kind, name);
+        }
+        echo
     }
 
     /// Records that a referenced ConfigMap or Secret changed (the stores already hold it).
@@ -257,5 +277,60 @@ impl World for Caches {
         ReportEvents::decode_sealed(&report, &sealed, documents)
             .map(Some)
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clusters::ClusterScope;
+    use agent::capi::CapiClusters;
+    use agent::hub::connect::Registry;
+    use kube::runtime::reflector::store;
+
+    fn caches() -> Caches {
+        let registry = Registry {
+            sveltos: store().0,
+            capi: CapiClusters::none(),
+        };
+        Caches {
+            triggers: store().0,
+            fleet: Fleet::new(registry, ClusterScope::default()),
+            cluster_sets: store().0,
+            sources: store().0,
+            reports: store().0,
+            config_maps: store().0,
+            secrets: store().0,
+            profiles: store().0,
+            lookup_epoch: Arc::default(),
+            own_writes: Arc::default(),
+            written: Arc::default(),
+            status: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn a_write_is_remembered_until_its_echo_reaches_the_cache() {
+        let caches = caches();
+        let labels = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
+        let meta = |version: &str| ObjectMeta {
+            name: Some("x".into()),
+            namespace: Some("projectsveltos".into()),
+            labels: Some(labels.clone()),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        };
+        caches.wrote(own_key("ConfigMap", "projectsveltos", "x"), Some("5".into()));
+        caches.wrote_for("t", "ConfigMap", "x", Some(&labels));
+        let written = || caches.written_for("t", "ConfigMap").len();
+        assert_eq!(written(), 1);
+
+        // Someone else's change (another version) plans, and the record stays.
+        assert!(!caches.is_echo("ConfigMap", &meta("4"), true, Some("4")));
+        assert_eq!(written(), 1);
+        // The echo plans nothing, and the cache holds the object from now on.
+        assert!(caches.is_echo("ConfigMap", &meta("5"), true, Some("5")));
+        assert_eq!(written(), 0);
+        assert!(caches.written.lock().unwrap().is_empty());
     }
 }

@@ -8,7 +8,6 @@ pub mod conditions;
 pub mod legacy;
 pub mod status;
 
-use crate::manager::caches::own_key;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
@@ -286,26 +285,43 @@ fn start_watches(
                 .config_maps
                 .get(&ObjectRef::new(&name).within(&namespace))
                 .is_some();
-            let key = own_key("ConfigMap", &namespace, &name);
-            if !caches.is_echo(&key, present, c.metadata.resource_version.as_deref()) {
+            let version = c.metadata.resource_version.as_deref();
+            if !caches.is_echo("ConfigMap", &c.metadata, present, version) {
                 by_config_object(c.metadata.labels.as_ref());
             }
             async {}
         })
     };
     // A report's companion Secret (collected Secrets' data) counts as part of the report.
-    let secret_task = secret_events.for_each(move |s| {
-        let labels = s.metadata.labels.as_ref();
-        match labels.filter(|l| l.contains_key(secret_data::SECRET_DATA_LABEL)) {
-            Some(labels) => {
-                if let Some(source) = labels.get(EVENT_SOURCE_NAME_LABEL) {
-                    companion_source(source);
+    let secret_task = {
+        let caches = caches.clone();
+        secret_events.for_each(move |s| {
+            let labels = s.metadata.labels.as_ref();
+            match labels.filter(|l| l.contains_key(secret_data::SECRET_DATA_LABEL)) {
+                Some(labels) => {
+                    if let Some(source) = labels.get(EVENT_SOURCE_NAME_LABEL) {
+                        companion_source(source);
+                    }
+                }
+                None => {
+                    let (namespace, name) =
+                        (s.metadata.namespace.as_deref(), s.metadata.name.as_deref());
+                    let present = caches
+                        .secrets
+                        .get(
+                            &ObjectRef::new(name.unwrap_or_default())
+                                .within(namespace.unwrap_or_default()),
+                        )
+                        .is_some();
+                    let version = s.metadata.resource_version.as_deref();
+                    if !caches.is_echo("Secret", &s.metadata, present, version) {
+                        by_config_object(labels);
+                    }
                 }
             }
-            None => by_config_object(labels),
-        }
-        async {}
-    });
+            async {}
+        })
+    };
     // The echo of the manager's own write (or of the deployer's status write, which leaves
     // the generation) plans nothing; a deletion or anyone else's change does.
     let profile_task = {
@@ -315,8 +331,12 @@ fn start_watches(
             let name = p.metadata.name.clone().unwrap_or_default();
             let present = caches.profiles.get(&ObjectRef::new(&name)).is_some();
             let generation = p.metadata.generation.map(|g| g.to_string());
-            let key = own_key("ClusterProfile", "", &name);
-            if !caches.is_echo(&key, present, generation.as_deref()) {
+            if !caches.is_echo(
+                "ClusterProfile",
+                &p.metadata,
+                present,
+                generation.as_deref(),
+            ) {
                 owner(p.metadata.labels.as_ref());
             }
             async {}
