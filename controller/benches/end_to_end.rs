@@ -11,6 +11,8 @@
 //! Latency: a labelled Service is created in a managed cluster; the clock stops when the
 //! watch on that cluster delivers the NetworkPolicy the scenario deploys for it. Events are
 //! sequential; every created Service stays, so later events run against a growing fleet state.
+//! Each hop is timed too, as watches see it: the EventReport listing the Service, its
+//! ClusterProfile, its NetworkPolicy.
 //!
 //!   cargo bench -p sveltos-events-controller --bench end_to_end
 //!   E2E_EVENTS=1000 E2E_FLEET_CLUSTERS=10 E2E_FLEET_SERVICES=100 (the defaults)
@@ -23,6 +25,8 @@ use std::time::{Duration, Instant};
 
 use agent::observe::{bench_setting, millis, percentile};
 
+use api::labels::RESOURCE_NAME_LABEL;
+use api::v1beta1::{ClusterProfile, EventReport};
 use futures_util::StreamExt;
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::Api;
@@ -33,57 +37,132 @@ use support::{
 };
 use tokio::sync::mpsc;
 
+/// The hops an event takes on its way to its add-on.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Hop {
+    /// The cluster's EventReport (in the management cluster) lists the Service.
+    Report,
+    /// The ClusterProfile generated for the Service exists.
+    Profile,
+    /// The NetworkPolicy deployed for the Service exists in the managed cluster.
+    AddOn,
+}
+
+/// Sends `(hop, Service name, when)` for the first object of `api` in which `names` sees each
+/// Service.
+fn watch_hop<K>(
+    api: Api<K>,
+    hop: Hop,
+    arrivals: mpsc::UnboundedSender<(Hop, String, Instant)>,
+    names: impl Fn(&K) -> Vec<String> + Send + 'static,
+) where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut seen = std::collections::HashSet::new();
+        let mut stream = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(object)) = stream.next().await {
+            let at = Instant::now();
+            for name in names(&object) {
+                if seen.insert(name.clone()) {
+                    let _ = arrivals.send((hop, name, at));
+                }
+            }
+        }
+    });
+}
+
+fn print_percentiles(what: &str, samples: &mut [Duration]) {
+    samples.sort();
+    println!(
+        "  {what:<28} p50 {}  p90 {}  p99 {}  max {}",
+        millis(percentile(samples, 0.50)),
+        millis(percentile(samples, 0.90)),
+        millis(percentile(samples, 0.99)),
+        millis(samples.last().copied().unwrap_or_default()),
+    );
+}
+
 async fn latency(events: usize) {
     let (sandbox, mgmt, managed) = one_cluster_scenario().await;
     let system = start_system(&mgmt);
 
-    let (arrivals, mut arrived) = mpsc::unbounded_channel::<(String, Instant)>();
-    let policies: Api<NetworkPolicy> = Api::namespaced(managed.clone(), "default");
-    tokio::spawn(async move {
-        let mut stream = watcher(policies, watcher::Config::default())
-            .default_backoff()
-            .applied_objects()
-            .boxed();
-        while let Some(Ok(policy)) = stream.next().await {
-            let _ = arrivals.send((policy.metadata.name.unwrap_or_default(), Instant::now()));
+    let (arrivals, mut arrived) = mpsc::unbounded_channel::<(Hop, String, Instant)>();
+    watch_hop(
+        Api::<EventReport>::all(mgmt.clone()),
+        Hop::Report,
+        arrivals.clone(),
+        |report| {
+            let resources = report.spec.matching_resources.iter();
+            resources.filter_map(|r| r.name.clone()).collect()
+        },
+    );
+    watch_hop(
+        Api::<ClusterProfile>::all(mgmt.clone()),
+        Hop::Profile,
+        arrivals.clone(),
+        |profile| {
+            let labels = profile.metadata.labels.iter().flatten();
+            labels
+                .filter(|(key, _)| *key == RESOURCE_NAME_LABEL)
+                .map(|(_, name)| name.clone())
+                .collect()
+        },
+    );
+    watch_hop(
+        Api::<NetworkPolicy>::namespaced(managed.clone(), "default"),
+        Hop::AddOn,
+        arrivals,
+        |policy| {
+            let name = policy.metadata.name.as_deref().unwrap_or_default();
+            name.strip_prefix("front-")
+                .map(str::to_owned)
+                .into_iter()
+                .collect()
+        },
+    );
+    // When each hop's watch first saw the Service (the watches may deliver out of order).
+    let mut hops = std::collections::HashMap::<(Hop, String), Instant>::new();
+    let mut wait_for = async |name: &str| -> [Instant; 3] {
+        loop {
+            let seen = [Hop::Report, Hop::Profile, Hop::AddOn]
+                .map(|hop| hops.get(&(hop, name.to_owned())).copied());
+            if let [Some(report), Some(profile), Some(add_on)] = seen {
+                return [report, profile, add_on];
+            }
+            let (hop, seen, at) = arrived.recv().await.expect("the watches ended");
+            hops.insert((hop, seen), at);
         }
-    });
+    };
     // Warm-up: the first event also starts the agent's watch of Services.
     apply(&managed, service("warm-up")).await;
-    while arrived
-        .recv()
-        .await
-        .is_some_and(|(name, _)| name != "front-warm-up")
-    {}
+    wait_for("warm-up").await;
 
-    let mut samples = Vec::with_capacity(events);
+    let (mut total, mut to_report, mut to_profile, mut to_add_on) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let started = Instant::now();
     for i in 0..events {
         let name = format!("svc-{i}");
-        let wanted = format!("front-{name}");
         let sent = Instant::now();
         apply(&managed, service(&name)).await;
-        loop {
-            let (seen, at) = arrived.recv().await.expect("the watch ended");
-            if seen == wanted {
-                samples.push(at.duration_since(sent));
-                break;
-            }
-        }
+        let [report, profile, add_on] = wait_for(&name).await;
+        total.push(add_on.duration_since(sent));
+        to_report.push(report.duration_since(sent));
+        to_profile.push(profile.saturating_duration_since(report));
+        to_add_on.push(add_on.saturating_duration_since(profile));
     }
-    let total = started.elapsed();
-    samples.sort();
+    let elapsed = started.elapsed();
     println!(
-        "event -> add-on latency, 1 managed cluster, {events} sequential events (the fleet grows to {events} profiles)"
+        "event -> add-on latency, 1 managed cluster, {events} sequential events (the fleet grows to {events} profiles); {:.0} events/s",
+        events as f64 / elapsed.as_secs_f64()
     );
-    println!(
-        "  p50 {}  p90 {}  p99 {}  max {}  throughput {:.0} events/s",
-        millis(percentile(&samples, 0.50)),
-        millis(percentile(&samples, 0.90)),
-        millis(percentile(&samples, 0.99)),
-        millis(*samples.last().unwrap()),
-        events as f64 / total.as_secs_f64()
-    );
+    print_percentiles("event -> add-on", &mut total);
+    print_percentiles("event -> EventReport", &mut to_report);
+    print_percentiles("EventReport -> ClusterProfile", &mut to_profile);
+    print_percentiles("ClusterProfile -> add-on", &mut to_add_on);
     for task in system {
         task.abort();
     }

@@ -320,7 +320,10 @@ mod tests {
             resource_version: Some(version.into()),
             ..ObjectMeta::default()
         };
-        caches.wrote(own_key("ConfigMap", "projectsveltos", "x"), Some("5".into()));
+        caches.wrote(
+            own_key("ConfigMap", "projectsveltos", "x"),
+            Some("5".into()),
+        );
         caches.wrote_for("t", "ConfigMap", "x", Some(&labels));
         let written = || caches.written_for("t", "ConfigMap").len();
         assert_eq!(written(), 1);
