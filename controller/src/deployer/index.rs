@@ -5,11 +5,12 @@
 //! is checked against them.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use api::labels::CLUSTER_PROFILE_NAME_LABEL;
 use api::v1beta1::{ClusterProfile, ClusterProfileSpec, ClusterSummary};
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher::Event;
 
 /// The profile a summary belongs to (its `projectsveltos.io/cluster-profile-name` label).
 pub fn profile_of(summary: &ClusterSummary) -> &str {
@@ -21,50 +22,70 @@ pub fn profile_of(summary: &ClusterSummary) -> &str {
         .map_or("", String::as_str)
 }
 
-/// `(namespace, name)` of every summary the watch delivered, by profile. It may name
-/// summaries that are gone (a relist drops objects without an event): readers check each
-/// against the store, which stays the truth, and forget the ones it no longer holds.
-#[derive(Clone, Default)]
-pub struct ByProfile(Arc<Mutex<HashMap<String, BTreeSet<Place>>>>);
+/// Takes a lock whatever a panicking holder left: every index's maps are whole between
+/// statements, so what it holds is still right.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// `(namespace, name)` of a summary.
 type Place = (String, String);
 
+/// Every summary the watch delivered and did not delete, by profile, made anew at the end
+/// of each list. During a relist it may also name summaries the list will drop: readers take
+/// only what the store holds.
+#[derive(Clone, Default)]
+pub struct ByProfile(Arc<Mutex<HashMap<String, BTreeSet<Place>>>>);
+
+fn place(summary: &ClusterSummary) -> Place {
+    (
+        summary.metadata.namespace.clone().unwrap_or_default(),
+        summary.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
 impl ByProfile {
-    /// Notes a summary the watch delivered (applied or deleted).
-    pub fn saw(&self, summary: &ClusterSummary) {
-        let place = (
-            summary.metadata.namespace.clone().unwrap_or_default(),
-            summary.metadata.name.clone().unwrap_or_default(),
-        );
-        if let Ok(mut index) = self.0.lock() {
-            index
-                .entry(profile_of(summary).to_owned())
-                .or_default()
-                .insert(place);
+    /// Follows one event of the summary watch; `store` is the reflector's, which has
+    /// applied it.
+    pub fn follow(&self, event: &Event<ClusterSummary>, store: &Store<ClusterSummary>) {
+        let mut index = lock(&self.0);
+        match event {
+            Event::Apply(summary) | Event::InitApply(summary) => {
+                index
+                    .entry(profile_of(summary).to_owned())
+                    .or_default()
+                    .insert(place(summary));
+            }
+            Event::Delete(summary) => {
+                let profile = profile_of(summary);
+                if let Some(places) = index.get_mut(profile) {
+                    places.remove(&place(summary));
+                    if places.is_empty() {
+                        index.remove(profile);
+                    }
+                }
+            }
+            Event::InitDone => {
+                index.clear();
+                for summary in store.state() {
+                    index
+                        .entry(profile_of(&summary).to_owned())
+                        .or_default()
+                        .insert(place(&summary));
+                }
+            }
+            Event::Init => {}
         }
     }
 
     /// The summaries of `profile` that `store` holds now, by namespace and name.
     pub fn of(&self, store: &Store<ClusterSummary>, profile: &str) -> Vec<Arc<ClusterSummary>> {
-        let Ok(mut index) = self.0.lock() else {
-            return Vec::new();
-        };
-        let Some(places) = index.get_mut(profile) else {
-            return Vec::new();
-        };
-        let mut found = Vec::with_capacity(places.len());
-        places.retain(|(namespace, name)| {
-            let summary = store
-                .get(&ObjectRef::new(name).within(namespace))
-                .filter(|s| profile_of(s) == profile);
-            found.extend(summary.clone());
-            summary.is_some()
-        });
-        if places.is_empty() {
-            index.remove(profile);
-        }
-        found
+        let index = lock(&self.0);
+        let places = index.get(profile).into_iter().flatten();
+        places
+            .filter_map(|(namespace, name)| store.get(&ObjectRef::new(name).within(namespace)))
+            .filter(|s| profile_of(s) == profile)
+            .collect()
     }
 }
 
@@ -72,7 +93,8 @@ impl ByProfile {
 type Named = (String, String);
 
 /// Profiles by the `(kind, name)` their policyRefs and templateResourceRefs name, and those
-/// whose references are templates (which may name any object).
+/// whose references are templates (which may name any object); made anew at the end of each
+/// list.
 #[derive(Clone, Default)]
 pub struct ByReference(Arc<Mutex<References>>);
 
@@ -107,48 +129,57 @@ fn names(spec: &ClusterProfileSpec) -> (Vec<Named>, bool) {
     (exact, templated)
 }
 
-impl ByReference {
-    /// Notes a profile the watch delivered; `now` is what the store holds under its name
-    /// (`None` once it is gone).
-    pub fn saw(&self, name: &str, now: Option<&ClusterProfile>) {
-        let Ok(mut index) = self.0.lock() else {
-            return;
-        };
-        let References {
-            exact,
-            templated,
-            named,
-        } = &mut *index;
-        for key in named.remove(name).unwrap_or_default() {
-            if let Some(profiles) = exact.get_mut(&key) {
+impl References {
+    /// Indexes profile `name` as `now` names things (`None`: it is gone).
+    fn reindex(&mut self, name: &str, now: Option<&ClusterProfile>) {
+        for key in self.named.remove(name).unwrap_or_default() {
+            if let Some(profiles) = self.exact.get_mut(&key) {
                 profiles.remove(name);
                 if profiles.is_empty() {
-                    exact.remove(&key);
+                    self.exact.remove(&key);
                 }
             }
         }
-        templated.remove(name);
+        self.templated.remove(name);
         let Some(profile) = now else {
             return;
         };
-        let (keys, is_templated) = names(&profile.spec);
+        let (keys, templated) = names(&profile.spec);
         for key in &keys {
-            exact
-                .entry(key.clone())
-                .or_default()
-                .insert(name.to_owned());
+            let profiles = self.exact.entry(key.clone()).or_default();
+            profiles.insert(name.to_owned());
         }
-        if is_templated {
-            templated.insert(name.to_owned());
+        if templated {
+            self.templated.insert(name.to_owned());
         }
-        named.insert(name.to_owned(), keys);
+        self.named.insert(name.to_owned(), keys);
+    }
+}
+
+impl ByReference {
+    /// Follows one event of the profile watch; `store` is the reflector's, which has
+    /// applied it.
+    pub fn follow(&self, event: &Event<ClusterProfile>, store: &Store<ClusterProfile>) {
+        let mut index = lock(&self.0);
+        let name = |p: &ClusterProfile| p.metadata.name.clone().unwrap_or_default();
+        match event {
+            Event::Apply(profile) | Event::InitApply(profile) => {
+                index.reindex(&name(profile), Some(profile));
+            }
+            Event::Delete(profile) => index.reindex(&name(profile), None),
+            Event::InitDone => {
+                *index = References::default();
+                for profile in store.state() {
+                    index.reindex(&name(&profile), Some(&profile));
+                }
+            }
+            Event::Init => {}
+        }
     }
 
     /// The profiles that may read the `kind` object named `name` (in some namespace).
     pub fn candidates(&self, kind: &str, name: &str) -> BTreeSet<String> {
-        let Ok(index) = self.0.lock() else {
-            return BTreeSet::new();
-        };
+        let index = lock(&self.0);
         let mut found = index.templated.clone();
         if let Some(exact) = index.exact.get(&(kind.to_owned(), name.to_owned())) {
             found.extend(exact.iter().cloned());
@@ -161,7 +192,6 @@ impl ByReference {
 mod tests {
     use super::*;
     use kube::runtime::reflector::store;
-    use kube::runtime::watcher::Event;
 
     fn summary(namespace: &str, name: &str, profile: &str) -> ClusterSummary {
         serde_json::from_value(serde_json::json!({
@@ -174,19 +204,30 @@ mod tests {
         .unwrap()
     }
 
+    /// Applies `event` to the store, then lets the index follow it, as the watch does.
+    fn deliver<K, I>(
+        writer: &mut kube::runtime::reflector::store::Writer<K>,
+        reader: &Store<K>,
+        event: Event<K>,
+        index: &I,
+        follow: fn(&I, &Event<K>, &Store<K>),
+    ) where
+        K: kube::Resource<DynamicType = ()> + Clone + 'static,
+    {
+        writer.apply_watcher_event(&event);
+        follow(index, &event, reader);
+    }
+
     #[test]
-    fn a_profile_reads_its_own_summaries_and_forgets_the_gone() {
+    fn a_profile_reads_its_own_summaries_through_lists_and_relists() {
         let (reader, mut writer) = store::<ClusterSummary>();
         let index = ByProfile::default();
+        let mut send = |event| deliver(&mut writer, &reader, event, &index, ByProfile::follow);
         let [a1, a2, b1] = [
             summary("ns1", "a-sveltos-c1", "a"),
             summary("ns2", "a-sveltos-c2", "a"),
             summary("ns1", "b-sveltos-c1", "b"),
         ];
-        for s in [&a1, &a2, &b1] {
-            writer.apply_watcher_event(&Event::Apply(s.clone()));
-            index.saw(s);
-        }
         let names = |profile| -> Vec<String> {
             index
                 .of(&reader, profile)
@@ -194,56 +235,79 @@ mod tests {
                 .map(|s| s.metadata.name.clone().unwrap_or_default())
                 .collect()
         };
+        // The first list: objects reach the store at its end.
+        send(Event::Init);
+        send(Event::InitApply(a1.clone()));
+        send(Event::InitApply(b1.clone()));
+        assert!(names("a").is_empty(), "not in the store before InitDone");
+        send(Event::InitDone);
+        assert_eq!(names("a"), ["a-sveltos-c1"]);
+        send(Event::Apply(a2.clone()));
         assert_eq!(names("a"), ["a-sveltos-c1", "a-sveltos-c2"]);
         assert_eq!(names("b"), ["b-sveltos-c1"]);
         assert!(names("c").is_empty());
 
-        // A relist that no longer holds a2 drops it without a delete event.
-        writer.apply_watcher_event(&Event::Init);
-        for s in [&a1, &b1] {
-            writer.apply_watcher_event(&Event::InitApply(s.clone()));
-        }
-        writer.apply_watcher_event(&Event::InitDone);
+        // A relist: a2 is gone without a delete event, c1 came while the watch was down and
+        // is read (a pass may run mid-list) before the list ends; it must not be lost.
+        let c1 = summary("ns1", "c-sveltos-c1", "c");
+        send(Event::Init);
+        send(Event::InitApply(a1.clone()));
+        send(Event::InitApply(c1.clone()));
+        assert!(names("c").is_empty());
+        send(Event::InitApply(b1.clone()));
+        send(Event::InitDone);
         assert_eq!(names("a"), ["a-sveltos-c1"]);
+        assert_eq!(names("c"), ["c-sveltos-c1"]);
 
-        // A deletion is seen and the store no longer has it.
-        writer.apply_watcher_event(&Event::Delete(b1.clone()));
-        index.saw(&b1);
+        send(Event::Delete(b1.clone()));
         assert!(names("b").is_empty());
-        assert!(index.0.lock().unwrap().get("b").is_none());
+        assert!(lock(&index.0).get("b").is_none());
     }
 
-    fn profile(refs: serde_json::Value) -> ClusterProfile {
+    fn profile(name: &str, spec: serde_json::Value) -> ClusterProfile {
         serde_json::from_value(serde_json::json!({
             "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
-            "metadata": {"name": "p"}, "spec": refs
+            "metadata": {"name": name}, "spec": spec
         }))
         .unwrap()
     }
 
     #[test]
     fn profiles_are_found_by_what_they_name_and_templates_by_anything() {
+        let (reader, mut writer) = store::<ClusterProfile>();
         let index = ByReference::default();
-        let exact = profile(serde_json::json!({"policyRefs": [
-            {"kind": "ConfigMap", "name": "policies", "namespace": "default"}]}));
-        let resource = profile(serde_json::json!({"templateResourceRefs": [
-            {"identifier": "x", "resource": {"kind": "Secret", "name": "creds"}}]}));
-        let templated = profile(serde_json::json!({"policyRefs": [
-            {"kind": "ConfigMap", "name": "{{ .Cluster.metadata.name }}-policies"}]}));
-        index.saw("exact", Some(&exact));
-        index.saw("resource", Some(&resource));
-        index.saw("templated", Some(&templated));
+        let mut send = |event| deliver(&mut writer, &reader, event, &index, ByReference::follow);
+        let names_policies = serde_json::json!({"policyRefs": [
+            {"kind": "ConfigMap", "name": "policies", "namespace": "default"}]});
+        let names_creds = serde_json::json!({"templateResourceRefs": [
+            {"identifier": "x", "resource": {"kind": "Secret", "name": "creds"}}]});
+        let templated = profile(
+            "templated",
+            serde_json::json!({"policyRefs": [
+                {"kind": "ConfigMap", "name": "{{ .Cluster.metadata.name }}-policies"}]}),
+        );
+        // Indexed from the list's objects, before the list ends.
+        send(Event::Init);
+        send(Event::InitApply(profile("exact", names_policies.clone())));
+        send(Event::InitApply(profile("resource", names_creds.clone())));
+        send(Event::InitApply(templated.clone()));
+        send(Event::InitDone);
         let found = |kind, name| index.candidates(kind, name).into_iter().collect::<Vec<_>>();
         assert_eq!(found("ConfigMap", "policies"), ["exact", "templated"]);
         assert_eq!(found("Secret", "creds"), ["resource", "templated"]);
         assert_eq!(found("Secret", "policies"), ["templated"]);
 
         // A changed profile names what it names now; a gone one names nothing.
-        index.saw("exact", Some(&resource));
+        send(Event::Apply(profile("exact", names_creds.clone())));
         assert_eq!(found("ConfigMap", "policies"), ["templated"]);
         assert_eq!(found("Secret", "creds"), ["exact", "resource", "templated"]);
-        index.saw("templated", None);
-        index.saw("exact", None);
+        send(Event::Delete(templated));
+        assert_eq!(found("Secret", "creds"), ["exact", "resource"]);
+
+        // A relist without "exact" (deleted while the watch was down) forgets it.
+        send(Event::Init);
+        send(Event::InitApply(profile("resource", names_creds)));
+        send(Event::InitDone);
         assert_eq!(found("Secret", "creds"), ["resource"]);
         assert!(found("ConfigMap", "anything").is_empty());
     }

@@ -38,7 +38,7 @@ use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
-use crate::manager::{ManagerError, reflect, watch_fleet};
+use crate::manager::{ManagerError, reflect, reflect_events, touched, watch_fleet};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
@@ -128,14 +128,14 @@ pub async fn run(
     telemetry.expect(CONTROLLER);
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
-    let (profiles, profile_events) = reflect::<ClusterProfile>(&client, all());
+    let (profiles, profile_events) = reflect_events::<ClusterProfile>(&client, all());
     let (fleet, fleet_events) = watch_fleet(&client, scope, capi);
     let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
     let (sets, set_events) = reflect::<Set>(&client, all());
     let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
     let (secrets, secret_events) = reflect::<Secret>(&client, all());
     let (summaries, summary_events) =
-        reflect::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
+        reflect_events::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
     let caches = Caches {
         profiles,
         fleet,
@@ -185,20 +185,22 @@ pub async fn run(
     let profile_task = {
         let queue = Arc::clone(&queue);
         let caches = caches.clone();
-        profile_events.for_each(move |p| {
-            let name = p.name_any_or_default();
-            let now = caches.profiles.get(&ObjectRef::new(&name));
-            caches.by_reference.saw(&name, now.as_deref());
-            queue.mark(name);
+        profile_events.for_each(move |event| {
+            caches.by_reference.follow(&event, &caches.profiles);
+            if let Some(profile) = touched(event) {
+                queue.mark(profile.name_any_or_default());
+            }
             async {}
         })
     };
     let summary_task = {
         let queue = Arc::clone(&queue);
-        let by_profile = caches.by_profile.clone();
-        summary_events.for_each(move |s| {
-            by_profile.saw(&s);
-            queue.mark(profile_of(&s));
+        let caches = caches.clone();
+        summary_events.for_each(move |event| {
+            caches.by_profile.follow(&event, &caches.summaries);
+            if let Some(summary) = touched(event) {
+                queue.mark(profile_of(&summary));
+            }
             async {}
         })
     };

@@ -223,11 +223,11 @@ pub async fn apply(
                     // Still there (finalizers): generated objects wait for a later pass.
                     applied.waiting = true;
                 } else {
-                    caches.deleted_for(trigger, "ClusterProfile", name);
+                    caches.forget_written(trigger, "ClusterProfile", name);
                 }
             }
             Err(kube::Error::Api(status)) if status.code == 404 => {
-                caches.deleted_for(trigger, "ClusterProfile", name);
+                caches.forget_written(trigger, "ClusterProfile", name);
             }
             Err(error) => return Err(error),
         }
@@ -275,11 +275,11 @@ pub async fn apply(
     }
     for name in &stale_config_maps {
         applied.deleted += delete(&config_maps, name).await?;
-        caches.deleted_for(trigger, "ConfigMap", name);
+        caches.forget_written(trigger, "ConfigMap", name);
     }
     for name in &stale_secrets {
         applied.deleted += delete(&secrets, name).await?;
-        caches.deleted_for(trigger, "Secret", name);
+        caches.forget_written(trigger, "Secret", name);
     }
     Ok(applied)
 }

@@ -91,7 +91,7 @@ impl Caches {
 
     /// Forgets that `trigger` wrote generated object `kind`/`name`: it is gone, or the cache
     /// holds it now.
-    pub fn deleted_for(&self, trigger: &str, kind: &str, name: &str) {
+    pub fn forget_written(&self, trigger: &str, kind: &str, name: &str) {
         if let Ok(mut written) = self.written.lock()
             && let Some(objects) = written.get_mut(trigger)
         {
@@ -159,7 +159,7 @@ impl Caches {
                 .as_ref()
                 .and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL))
         {
-            self.deleted_for(trigger, kind, name);
+            self.forget_written(trigger, kind, name);
         }
         echo
     }

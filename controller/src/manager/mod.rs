@@ -114,19 +114,55 @@ where
         + Sync
         + 'static,
 {
+    let (store, events) = reflect_events::<K>(client, config);
+    (
+        store,
+        events.filter_map(|event| async move { touched(event) }),
+    )
+}
+
+/// The object an event applied or deleted (none for the start and end of a list).
+pub(crate) fn touched<K>(event: watcher::Event<K>) -> Option<K> {
+    match event {
+        watcher::Event::Apply(object)
+        | watcher::Event::InitApply(object)
+        | watcher::Event::Delete(object) => Some(object),
+        watcher::Event::Init | watcher::Event::InitDone => None,
+    }
+}
+
+/// A reflector over all objects of `K`, and the watcher's events, each passed on once the
+/// store applied it. A list's objects reach the store only at its `InitDone` (kube-runtime
+/// buffers them until then), which is when an index kept from these events is made anew.
+pub(crate) fn reflect_events<K>(
+    client: &Client,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    impl Stream<Item = watcher::Event<K>> + Send + use<K>,
+)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
     let (store, writer) = reflector::store();
     let api: Api<K> = Api::all(client.clone());
-    let stream = reflector::reflector(writer, watcher(api, config).default_backoff())
-        .touched_objects()
-        .filter_map(|result| async move {
+    let stream = reflector::reflector(writer, watcher(api, config).default_backoff()).filter_map(
+        |result| async move {
             match result {
-                Ok(object) => Some(object),
+                Ok(event) => Some(event),
                 Err(error) => {
                     tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
                     None
                 }
             }
-        });
+        },
+    );
     (store, stream)
 }
 
