@@ -31,9 +31,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// `(namespace, name)` of a summary.
 type Place = (String, String);
 
-/// Every summary the watch delivered and did not delete, by profile, made anew at the end
-/// of each list. During a relist it may also name summaries the list will drop: readers take
-/// only what the store holds.
+/// The summaries the store holds, by profile: it follows the watch's applies and deletions
+/// and is made anew from the store at the end of each list (a list's objects reach the
+/// store only then, so until then the index, like the store, shows the state before it).
 #[derive(Clone, Default)]
 pub struct ByProfile(Arc<Mutex<HashMap<String, BTreeSet<Place>>>>);
 
@@ -50,7 +50,7 @@ impl ByProfile {
     pub fn follow(&self, event: &Event<ClusterSummary>, store: &Store<ClusterSummary>) {
         let mut index = lock(&self.0);
         match event {
-            Event::Apply(summary) | Event::InitApply(summary) => {
+            Event::Apply(summary) => {
                 index
                     .entry(profile_of(summary).to_owned())
                     .or_default()
@@ -74,7 +74,7 @@ impl ByProfile {
                         .insert(place(&summary));
                 }
             }
-            Event::Init => {}
+            Event::Init | Event::InitApply(_) => {}
         }
     }
 
@@ -93,8 +93,8 @@ impl ByProfile {
 type Named = (String, String);
 
 /// Profiles by the `(kind, name)` their policyRefs and templateResourceRefs name, and those
-/// whose references are templates (which may name any object); made anew at the end of each
-/// list.
+/// whose references are templates (which may name any object), as the store holds them:
+/// kept like [`ByProfile`].
 #[derive(Clone, Default)]
 pub struct ByReference(Arc<Mutex<References>>);
 
@@ -163,9 +163,7 @@ impl ByReference {
         let mut index = lock(&self.0);
         let name = |p: &ClusterProfile| p.metadata.name.clone().unwrap_or_default();
         match event {
-            Event::Apply(profile) | Event::InitApply(profile) => {
-                index.reindex(&name(profile), Some(profile));
-            }
+            Event::Apply(profile) => index.reindex(&name(profile), Some(profile)),
             Event::Delete(profile) => index.reindex(&name(profile), None),
             Event::InitDone => {
                 *index = References::default();
@@ -173,7 +171,7 @@ impl ByReference {
                     index.reindex(&name(&profile), Some(&profile));
                 }
             }
-            Event::Init => {}
+            Event::Init | Event::InitApply(_) => {}
         }
     }
 
@@ -254,6 +252,11 @@ mod tests {
         send(Event::InitApply(a1.clone()));
         send(Event::InitApply(c1.clone()));
         assert!(names("c").is_empty());
+        assert_eq!(
+            names("a"),
+            ["a-sveltos-c1", "a-sveltos-c2"],
+            "mid-list: as the store"
+        );
         send(Event::InitApply(b1.clone()));
         send(Event::InitDone);
         assert_eq!(names("a"), ["a-sveltos-c1"]);
@@ -286,7 +289,7 @@ mod tests {
             serde_json::json!({"policyRefs": [
                 {"kind": "ConfigMap", "name": "{{ .Cluster.metadata.name }}-policies"}]}),
         );
-        // Indexed from the list's objects, before the list ends.
+        // Indexed from the list's objects when the list ends.
         send(Event::Init);
         send(Event::InitApply(profile("exact", names_policies.clone())));
         send(Event::InitApply(profile("resource", names_creds.clone())));
@@ -304,11 +307,15 @@ mod tests {
         send(Event::Delete(templated));
         assert_eq!(found("Secret", "creds"), ["exact", "resource"]);
 
-        // A relist without "exact" (deleted while the watch was down) forgets it.
+        // A relist: "exact" was deleted while the watch was down and "resource" changed its
+        // reference; until the list ends the store, and so the index, holds them as before.
         send(Event::Init);
-        send(Event::InitApply(profile("resource", names_creds)));
+        send(Event::InitApply(profile("resource", names_policies)));
+        assert_eq!(found("Secret", "creds"), ["exact", "resource"]);
+        assert!(found("ConfigMap", "policies").is_empty());
         send(Event::InitDone);
-        assert_eq!(found("Secret", "creds"), ["resource"]);
+        assert_eq!(found("ConfigMap", "policies"), ["resource"]);
+        assert!(found("Secret", "creds").is_empty());
         assert!(found("ConfigMap", "anything").is_empty());
     }
 }

@@ -38,7 +38,7 @@ use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
-use crate::manager::{ManagerError, reflect, reflect_events, touched, watch_fleet};
+use crate::manager::{ManagerError, Settled, reflect, reflect_events, watch_fleet};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
@@ -185,9 +185,10 @@ pub async fn run(
     let profile_task = {
         let queue = Arc::clone(&queue);
         let caches = caches.clone();
+        let mut settled = Settled::default();
         profile_events.for_each(move |event| {
             caches.by_reference.follow(&event, &caches.profiles);
-            if let Some(profile) = touched(event) {
+            for profile in settled.take(event, &caches.profiles) {
                 queue.mark(profile.name_any_or_default());
             }
             async {}
@@ -196,9 +197,10 @@ pub async fn run(
     let summary_task = {
         let queue = Arc::clone(&queue);
         let caches = caches.clone();
+        let mut settled = Settled::default();
         summary_events.for_each(move |event| {
             caches.by_profile.follow(&event, &caches.summaries);
-            if let Some(summary) = touched(event) {
+            for summary in settled.take(event, &caches.summaries) {
                 queue.mark(profile_of(&summary));
             }
             async {}

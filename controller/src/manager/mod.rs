@@ -7,6 +7,9 @@ pub mod caches;
 pub mod conditions;
 pub mod legacy;
 pub mod status;
+mod watch;
+
+pub(crate) use watch::{Settled, reflect, reflect_events};
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -20,15 +23,14 @@ use api::v1beta1::{
     ClusterInfo, ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger,
     EventTriggerStatus, SveltosCluster, SveltosFeatureStatus, event_report_name,
 };
+use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ObjectReference, Secret};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
-use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use crate::clusters::{ClusterScope, Fleet};
@@ -98,72 +100,6 @@ pub async fn ensure_namespace(client: &Client, name: &str) -> Result<(), Manager
         }
     }
     Ok(())
-}
-
-/// A reflector over all objects of `K`, and the stream of objects it saw change.
-pub(crate) fn reflect<K>(
-    client: &Client,
-    config: watcher::Config,
-) -> (Store<K>, impl Stream<Item = K> + Send + use<K>)
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let (store, events) = reflect_events::<K>(client, config);
-    (
-        store,
-        events.filter_map(|event| async move { touched(event) }),
-    )
-}
-
-/// The object an event applied or deleted (none for the start and end of a list).
-pub(crate) fn touched<K>(event: watcher::Event<K>) -> Option<K> {
-    match event {
-        watcher::Event::Apply(object)
-        | watcher::Event::InitApply(object)
-        | watcher::Event::Delete(object) => Some(object),
-        watcher::Event::Init | watcher::Event::InitDone => None,
-    }
-}
-
-/// A reflector over all objects of `K`, and the watcher's events, each passed on once the
-/// store applied it. A list's objects reach the store only at its `InitDone` (kube-runtime
-/// buffers them until then), which is when an index kept from these events is made anew.
-pub(crate) fn reflect_events<K>(
-    client: &Client,
-    config: watcher::Config,
-) -> (
-    Store<K>,
-    impl Stream<Item = watcher::Event<K>> + Send + use<K>,
-)
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let (store, writer) = reflector::store();
-    let api: Api<K> = Api::all(client.clone());
-    let stream = reflector::reflector(writer, watcher(api, config).default_backoff()).filter_map(
-        |result| async move {
-            match result {
-                Ok(event) => Some(event),
-                Err(error) => {
-                    tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
-                    None
-                }
-            }
-        },
-    );
-    (store, stream)
 }
 
 /// The registered clusters of `scope`, kept current by a SveltosCluster reflector and the
