@@ -22,15 +22,21 @@ pub struct Outcome {
     pub message: String,
 }
 
-/// The result of evaluating an EventSource.
+/// The result of evaluating an EventSource over objects held as `V` (`Value`, or an
+/// `Arc<Value>` the agent's caches share: matching objects are then not copied).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Evaluation {
+pub struct Evaluation<V = Value> {
     /// One outcome per input object, in input order.
     pub outcomes: Vec<Outcome>,
     /// The matching objects as the EventReport would carry them (selector order, no
     /// de-duplication; the aggregation's output when there is one).
-    pub matching: Vec<Value>,
+    pub matching: Vec<V>,
 }
+
+/// How the evaluation holds objects: a JSON value, shared or owned.
+pub trait Object: Borrow<Value> + Clone + From<Value> {}
+
+impl<V: Borrow<Value> + Clone + From<Value>> Object for V {}
 
 fn name(source: &EventSource) -> String {
     source.metadata.name.clone().unwrap_or_default()
@@ -122,34 +128,34 @@ pub fn validate(runtime: &LuaRuntime, source: &EventSource) -> Result<()> {
 }
 
 /// Evaluates `source` over `objects` with Sveltos' semantics (see README.md).
-pub fn evaluate_event_source<V: Borrow<Value>>(
+pub fn evaluate_event_source<V: Object>(
     runtime: &LuaRuntime,
     source: &EventSource,
     objects: &[V],
-) -> Result<Evaluation> {
+) -> Result<Evaluation<V>> {
     evaluate_event_source_cached(runtime, source, objects, &mut VerdictCache::default())
 }
 
 /// As [`evaluate_event_source`], reusing the verdicts in `cache` for unchanged objects and
 /// leaving in it exactly the verdicts of this evaluation. The cache must be dropped when the
 /// EventSource changes.
-pub fn evaluate_event_source_cached<V: Borrow<Value>>(
+pub fn evaluate_event_source_cached<V: Object>(
     runtime: &LuaRuntime,
     source: &EventSource,
     objects: &[V],
     cache: &mut VerdictCache,
-) -> Result<Evaluation> {
+) -> Result<Evaluation<V>> {
     evaluate_with(runtime, source, objects, cache, rejection)
 }
 
 /// As [`evaluate_event_source`] over fixtures, as Sveltos' harness runs them: objects being
 /// deleted are evaluated too (live, the agent skips them; scripts test
 /// `metadata.deletionTimestamp`).
-pub fn evaluate_fixtures<V: Borrow<Value>>(
+pub fn evaluate_fixtures<V: Object>(
     runtime: &LuaRuntime,
     source: &EventSource,
     objects: &[V],
-) -> Result<Evaluation> {
+) -> Result<Evaluation<V>> {
     let mut cache = VerdictCache::default();
     evaluate_with(runtime, source, objects, &mut cache, rejection_of_any)
 }
@@ -157,13 +163,13 @@ pub fn evaluate_fixtures<V: Borrow<Value>>(
 /// Why a selector does not select an object ([`rejection`] or [`rejection_of_any`]).
 type Rejection = fn(&ResourceSelector, &Value) -> std::result::Result<Option<String>, String>;
 
-fn evaluate_with<V: Borrow<Value>>(
+fn evaluate_with<V: Object>(
     runtime: &LuaRuntime,
     source: &EventSource,
     objects: &[V],
     cache: &mut VerdictCache,
     rejection: Rejection,
-) -> Result<Evaluation> {
+) -> Result<Evaluation<V>> {
     let mut previous = std::mem::take(&mut cache.verdicts);
     let mut outcomes = vec![Outcome::default(); objects.len()];
     let mut kept: Vec<usize> = Vec::new();
@@ -228,7 +234,7 @@ fn evaluate_with<V: Borrow<Value>>(
         }
     }
     previous.clear();
-    let mut matching: Vec<Value> = kept.iter().map(|&i| objects[i].borrow().clone()).collect();
+    let mut matching: Vec<V> = kept.iter().map(|&i| objects[i].clone()).collect();
     if !source.spec.aggregated_selection.trim().is_empty() {
         let place = "aggregatedSelection".to_owned();
         let script = runtime
@@ -243,7 +249,7 @@ fn evaluate_with<V: Borrow<Value>>(
                 outcome.message.clone_from(&out.message);
             }
         }
-        matching = out.resources;
+        matching = out.resources.into_iter().map(V::from).collect();
     }
     Ok(Evaluation { outcomes, matching })
 }

@@ -1,5 +1,7 @@
 //! Sveltos' `evaluate()` contracts: what a script must return, checked strictly.
 
+use std::borrow::Borrow;
+
 use mlua::Value as LuaValue;
 use serde_json::Value;
 
@@ -71,12 +73,12 @@ fn message(table: &mlua::Table) -> Result<String, String> {
 pub fn evaluate_aggregated(
     runtime: &LuaRuntime,
     script: &Script,
-    objects: &[Value],
+    objects: &[impl Borrow<Value>],
 ) -> Result<Aggregated, String> {
     let arg = runtime.guarded(|lua| {
         let table = lua.create_table_with_capacity(objects.len(), 0)?;
         for (i, object) in objects.iter().enumerate() {
-            table.raw_set(i + 1, to_lua(lua, object)?)?;
+            table.raw_set(i + 1, to_lua(lua, object.borrow())?)?;
         }
         Ok(LuaValue::Table(table))
     })?;

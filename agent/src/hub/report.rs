@@ -2,6 +2,7 @@
 //! and labels: into the management cluster (hub mode) or into the evaluated cluster itself
 //! (spoke mode, as Sveltos' in-cluster agent does).
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use api::labels::{
@@ -127,13 +128,14 @@ pub struct Publication {
 pub fn publication(
     cluster: Option<&ClusterId>,
     source: &EventSource,
-    matching: &[Value],
+    matching: &[impl Borrow<Value>],
 ) -> Publication {
     let mut sealed = BTreeMap::new();
     let resources = (source.spec.collect_resources && !matching.is_empty()).then(|| {
         let documents: Vec<String> = matching
             .iter()
-            .map(|object| {
+            .map(Borrow::borrow)
+            .map(|object: &Value| {
                 if !secret_data::is_secret(object) {
                     return object.to_string();
                 }
@@ -155,7 +157,7 @@ pub fn publication(
     });
     let mut spec = EventReportSpec {
         event_source_name: source.metadata.name.clone().unwrap_or_default(),
-        matching_resources: matching.iter().map(reference).collect(),
+        matching_resources: matching.iter().map(|o| reference(o.borrow())).collect(),
         resources,
         ..Default::default()
     };
