@@ -1,0 +1,441 @@
+//! Writing the store: create, update, modify and server-side apply, with the checks and
+//! merges kube-apiserver runs before storing.
+
+use super::*;
+
+/// Everything but metadata and status, for generation bumps.
+fn spec_differs(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("metadata");
+            m.remove("status");
+        }
+        v
+    };
+    strip(a) != strip(b)
+}
+
+/// Whether a write changes nothing: same content and same field ownership (managedFields
+/// timestamps and entry order aside), so a new manager sharing a value is still recorded,
+/// while an apply that only moves its own entry is not persisted.
+fn same_content(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        let md = meta::metadata_mut(&mut v);
+        if let Some(Value::Array(entries)) = md.get_mut("managedFields") {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+            entries.sort_by_key(|e| {
+                ["manager", "operation", "subresource", "apiVersion"]
+                    .map(|k| e[k].as_str().unwrap_or_default().to_owned())
+            });
+        }
+        v
+    };
+    strip(a) == strip(b)
+}
+
+impl Store {
+    /// Create an object.
+    pub fn create(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        if !obj.is_object() {
+            return Err(Error::BadRequest(
+                "the body of the request was not an object".into(),
+            ));
+        }
+        let body_ns = meta_str(&obj, "namespace").to_owned();
+        if info.namespaced && !body_ns.is_empty() && body_ns != ns {
+            return Err(Error::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request".into(),
+            ));
+        }
+        let mut name = meta_str(&obj, "name").to_owned();
+        if name.is_empty() {
+            let prefix = meta_str(&obj, "generateName");
+            if prefix.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "{} \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                    info.kind
+                )));
+            }
+            name = format!("{prefix}{}", meta::name_suffix());
+        }
+        validate_name(info, &name)?;
+        validate_labels(info, &name, &obj)?;
+        if is_crd(info) {
+            let want = crd_name(&obj);
+            if want.as_deref() != Some(name.as_str()) {
+                return Err(Error::Invalid(format!(
+                    "CustomResourceDefinition.apiextensions.k8s.io \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
+                )));
+            }
+        }
+        let mut st = self.lock();
+        self.writable()?;
+        if info.namespaced {
+            check_namespace_writable(&st, info, &name, ns)?;
+        }
+        let gr = info.group_resource();
+        let key = (
+            if info.namespaced {
+                ns.to_owned()
+            } else {
+                String::new()
+            },
+            name.clone(),
+        );
+        if st.objects.get(&gr).is_some_and(|m| m.contains_key(&key)) {
+            return Err(Error::AlreadyExists(format!(
+                "{} \"{name}\" already exists",
+                info.qualified()
+            )));
+        }
+        {
+            let root = obj
+                .as_object_mut()
+                .ok_or_else(|| Error::Internal("not an object".into()))?;
+            root.insert("apiVersion".into(), Value::String(info.api_version()));
+            root.insert("kind".into(), Value::String(info.kind.clone()));
+        }
+        if info.status
+            && info.plural != "namespaces"
+            && !opts.applied
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
+        }
+        {
+            let md = meta::metadata_mut(&mut obj);
+            md.insert("name".into(), Value::String(name.clone()));
+            if info.namespaced {
+                md.insert("namespace".into(), Value::String(ns.to_owned()));
+            } else {
+                md.remove("namespace");
+            }
+            md.insert("uid".into(), Value::String(meta::new_uid()));
+            md.insert(
+                "creationTimestamp".into(),
+                Value::String(meta::now_rfc3339()),
+            );
+            md.remove("deletionTimestamp");
+            md.remove("deletionGracePeriodSeconds");
+            md.remove("selfLink");
+            if info.generation {
+                md.insert("generation".into(), json!(1));
+            } else {
+                md.remove("generation");
+            }
+        }
+        meta::drop_empty_metadata(&mut obj);
+        // Decoded as its type first, as kube-apiserver decodes a body before it defaults
+        // and validates it.
+        opts.decode(info, &mut obj)?;
+        defaults::prepare_create(info, &mut obj);
+        defaults::apply(info, &mut obj);
+        crate::structural::validate(info, &obj)?;
+        crate::validation::builtin(info, None, &obj)?;
+        st.allocator.allocate(info, &mut obj);
+        if info.plural == "namespaces" && info.group.is_empty() {
+            meta::metadata_mut(&mut obj)
+                .entry("labels")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .map(|l| {
+                    l.insert(
+                        "kubernetes.io/metadata.name".into(),
+                        Value::String(name.clone()),
+                    )
+                });
+            obj["spec"] = json!({"finalizers": ["kubernetes"]});
+            obj["status"] = json!({"phase": "Active"});
+        }
+        if is_crd(info) {
+            obj["status"] = crd_status(&obj);
+        }
+        if !opts.applied {
+            patch::record_update(None, &mut obj, &writer(info, opts));
+        }
+        if let Some(admit) = &opts.admit {
+            (admit.0)(None, &obj)?;
+        }
+        let obj = self.to_storage(&st, info, obj)?;
+        if opts.dry_run {
+            return Ok(obj);
+        }
+        if is_crd(info) {
+            st.registry.apply_crd(&obj);
+        }
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, obj, EventType::Added);
+        Ok(stored)
+    }
+
+    /// Replace an object (PUT), honouring resourceVersion preconditions and subresources.
+    pub fn update(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        let body_name = meta_str(&obj, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(Error::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        // Custom resources and Services refuse unconditional updates.
+        let unconditional = match (info.custom, info.group.as_str(), info.plural.as_str()) {
+            (true, _, _) => Some((info.qualified(), "0x0")),
+            (false, "", "services") => Some((info.kind.clone(), "\"\"")),
+            _ => None,
+        };
+        let refused = unconditional.filter(|_| meta_str(&obj, "resourceVersion").is_empty());
+        self.modify(info, ns, name, opts, |_| match refused {
+            Some((subject, value)) => Err(Error::Invalid(format!(
+                "{subject} \"{name}\" is invalid: metadata.resourceVersion: Invalid value: {value}: must be specified for an update"
+            ))),
+            None => Ok(obj),
+        })
+    }
+
+    /// Read-modify-write under the cluster lock; `f` receives the current object.
+    pub fn modify(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        opts: &WriteOptions,
+        f: impl FnOnce(&Value) -> Result<Value>,
+    ) -> Result<Value> {
+        let mut st = self.lock();
+        self.writable()?;
+        let gr = info.group_resource();
+        let key = (ns.to_owned(), name.to_owned());
+        let old = st
+            .objects
+            .get(&gr)
+            .and_then(|m| m.get(&key))
+            .cloned()
+            .ok_or_else(|| not_found(info, name))?;
+        // Writes at another version than the stored one start from the converted object.
+        let old =
+            if old.get("apiVersion").and_then(Value::as_str) == Some(info.api_version().as_str()) {
+                old
+            } else {
+                Arc::new(self.to_version(info, &old)?)
+            };
+        let new = f(&old)?;
+        let new = prepare_update(info, &old, new, opts)?;
+        if let Some(admit) = &opts.admit {
+            (admit.0)(Some(&old), &new)?;
+        }
+        if same_content(&old, &new) && !opts.dry_run {
+            return Ok((*old).clone());
+        }
+        let new = self.to_storage(&st, info, new)?;
+        if opts.dry_run {
+            return Ok(new);
+        }
+        if is_crd(info) {
+            st.registry.apply_crd(&new);
+        }
+        let deleting = !meta_str(&new, "deletionTimestamp").is_empty();
+        let ns_pending = info.plural == "namespaces"
+            && info.group.is_empty()
+            && new
+                .pointer("/spec/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+        if deleting && finalizers(&new).is_empty() && !ns_pending {
+            // The DELETED event carries the last stored state (as etcd's delete does); the
+            // writer gets its own.
+            remove_object(&mut st, &self.tx, info, &key, (*old).clone());
+            return Ok(new);
+        }
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified);
+        Ok(stored)
+    }
+
+    /// Server-side apply: create the object if absent, else apply onto it.
+    pub fn apply(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        applied: &Value,
+        force: bool,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
+        let body_name = meta_str(applied, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(Error::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let w = writer(info, opts);
+        let mut opts = opts.clone();
+        opts.applied = true;
+        match self.get(info, ns, name) {
+            Ok(_) => self.modify(info, ns, name, &opts, |old| {
+                patch::apply(Some(old), applied, &w, force)
+            }),
+            Err(Error::NotFound(_)) if opts.subresource.is_empty() => {
+                let mut obj = patch::apply(None, applied, &w, force)?;
+                meta::metadata_mut(&mut obj).insert("name".into(), Value::String(name.to_owned()));
+                self.create(info, ns, obj, &opts)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+pub(super) fn writer<'a>(info: &'a ResourceInfo, opts: &'a WriteOptions) -> Writer<'a> {
+    Writer {
+        manager: &opts.manager,
+        api_version: info.api_version(),
+        subresource: &opts.subresource,
+        lists: if info.custom {
+            crate::fields::Lists::Schema(info.schema.as_ref())
+        } else {
+            crate::fields::Lists::Builtin
+        },
+    }
+}
+
+fn crd_name(obj: &Value) -> Option<String> {
+    let spec = obj.get("spec")?;
+    Some(format!(
+        "{}.{}",
+        spec.get("names")?.get("plural")?.as_str()?,
+        spec.get("group")?.as_str()?
+    ))
+}
+
+fn check_namespace_writable(st: &State, info: &ResourceInfo, name: &str, ns: &str) -> Result<()> {
+    let nsobj = st
+        .objects
+        .get(&namespaces_gr())
+        .and_then(|m| m.get(&(String::new(), ns.to_owned())))
+        .ok_or_else(|| Error::NotFound(format!("namespaces \"{ns}\" not found")))?;
+    if !meta_str(nsobj, "deletionTimestamp").is_empty() {
+        return Err(Error::Forbidden(format!(
+            "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+            info.qualified()
+        )));
+    }
+    Ok(())
+}
+
+fn prepare_update(
+    info: &ResourceInfo,
+    old: &Value,
+    mut new: Value,
+    opts: &WriteOptions,
+) -> Result<Value> {
+    if !new.is_object() {
+        return Err(Error::BadRequest(
+            "the body of the request was not an object".into(),
+        ));
+    }
+    let want = meta_str(&new, "resourceVersion");
+    if !want.is_empty() && want != meta_str(old, "resourceVersion") {
+        return Err(conflict(info, meta_str(old, "name")));
+    }
+    if opts.subresource == "status" {
+        let status = new.get("status").cloned();
+        let managed = new
+            .get("metadata")
+            .and_then(|m| m.get("managedFields"))
+            .cloned();
+        new = old.clone();
+        match status {
+            Some(s) => new["status"] = s,
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+        if opts.applied
+            && let Some(mf) = managed
+        {
+            meta::metadata_mut(&mut new).insert("managedFields".into(), mf);
+        }
+    } else if info.status {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    if let Some(root) = new.as_object_mut() {
+        root.insert("apiVersion".into(), Value::String(info.api_version()));
+        root.insert("kind".into(), Value::String(info.kind.clone()));
+    }
+    let old_fins = finalizers(old);
+    let deleting = !meta_str(old, "deletionTimestamp").is_empty();
+    let added: Vec<String> = finalizers(&new)
+        .into_iter()
+        .filter(|f| !old_fins.contains(f))
+        .collect();
+    validate_labels(info, meta_str(old, "name"), &new)?;
+    if deleting && !added.is_empty() {
+        let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+        return Err(Error::Invalid(format!(
+            "{} \"{}\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+            qualified_kind(info),
+            meta_str(old, "name"),
+            quoted.join(", ")
+        )));
+    }
+    {
+        let old_md = old.get("metadata").cloned().unwrap_or_else(|| json!({}));
+        let md = meta::metadata_mut(&mut new);
+        for k in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ] {
+            match old_md.get(k) {
+                Some(v) => md.insert(k.into(), v.clone()),
+                None => md.remove(k),
+            };
+        }
+        md.remove("selfLink");
+    }
+    opts.decode(info, &mut new)?;
+    defaults::apply(info, &mut new);
+    defaults::prepare_update(info, old, &mut new);
+    crate::structural::validate(info, &new)?;
+    crate::validation::builtin(info, Some(old), &new)?;
+    defaults::keep_allocated(info, old, &mut new).map_err(Error::Invalid)?;
+    if info.generation && spec_differs(old, &new) {
+        let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
+        new["metadata"]["generation"] = json!(g + 1);
+    }
+    if is_crd(info) {
+        new["status"] = crd_status_after(old.get("status"), &new);
+    }
+    meta::drop_empty_metadata(&mut new);
+    if !opts.applied {
+        patch::record_update(Some(old), &mut new, &writer(info, opts));
+    }
+    Ok(new)
+}
