@@ -38,7 +38,7 @@ use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
-use crate::manager::{ManagerError, Settled, reflect, reflect_events, watch_fleet};
+use crate::manager::{Settled, reflect, reflect_events, watch_fleet};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
@@ -54,6 +54,17 @@ const CONTROLLER: &str = "deployer";
 const SUMMARY_MANAGER: &str = "sveltos-events-deployer";
 /// A DryRun profile's feature status message (Sveltos' words).
 const DRY_RUN: &str = "mode is DryRun. Nothing is reconciled";
+
+/// Errors of the running deployer.
+#[derive(Debug, thiserror::Error)]
+pub enum DeployerError {
+    /// A request to the management cluster failed.
+    #[error("request to the management cluster failed: {}", agent::words::words(.0))]
+    Kube(#[from] kube::Error),
+    /// A profile's clusters cannot be selected (e.g. a bad clusterSelector).
+    #[error("{0}")]
+    Selection(String),
+}
 
 /// Reflector stores of everything the deployer reads in the management cluster.
 #[derive(Clone)]
@@ -124,7 +135,7 @@ pub async fn run(
     capi: CapiClusters,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
-) -> Result<(), ManagerError> {
+) -> Result<(), DeployerError> {
     telemetry.expect(CONTROLLER);
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
@@ -393,7 +404,7 @@ async fn reconcile(
     client: &Client,
     deployer: &mut Deployer<'_>,
     name: &str,
-) -> Result<Pass, ManagerError> {
+) -> Result<Pass, DeployerError> {
     let caches = deployer.caches;
     let profile = caches
         .profiles
@@ -408,7 +419,7 @@ async fn reconcile(
         Some(profile) => matching(&profile.spec, &clusters, |name| {
             sets::selected(&caches.cluster_sets, name)
         })
-        .map_err(ManagerError::Plan)?,
+        .map_err(DeployerError::Selection)?,
         None => Vec::new(),
     };
     let summaries = caches.by_profile.of(&caches.summaries, name);
@@ -545,7 +556,7 @@ async fn write_report(
     profile: &ClusterProfile,
     cluster: &Cluster,
     reports: &[ResourceReport],
-) -> Result<(), ManagerError> {
+) -> Result<(), DeployerError> {
     let reference = &cluster.reference;
     let profile_name = profile.name_any_or_default();
     let name = report_name(
@@ -589,7 +600,7 @@ async fn write_summary(
     cluster: &Cluster,
     previous: Option<&ClusterSummary>,
     outcome: &Outcome,
-) -> Result<(), ManagerError> {
+) -> Result<(), DeployerError> {
     let reference = &cluster.reference;
     let name = summary_name(profile, cluster);
     let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &reference.namespace);
@@ -659,7 +670,7 @@ async fn write_profile_status(
     fleet: &Fleet,
     profile: &ClusterProfile,
     wanted: &[&Cluster],
-) -> Result<(), ManagerError> {
+) -> Result<(), DeployerError> {
     let before = profile
         .status
         .as_ref()
