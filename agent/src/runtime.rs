@@ -66,7 +66,7 @@ pub struct LuaRuntime {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Lua that builds each script's private environment (runs with the real globals).
-const ENV_FACTORY: &str = include_str!("sandbox.lua");
+const ENV_FACTORY: &str = include_str!("script_env.lua");
 
 impl LuaRuntime {
     /// Creates a runtime with the given per-call limits.

@@ -12,7 +12,7 @@ pub mod kubeconfig;
 pub mod manifests;
 pub mod offline;
 pub mod register;
-pub mod sandbox;
+pub mod sandbox_command;
 pub mod system;
 pub mod tui;
 pub mod uninstall;

@@ -2,7 +2,7 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use kubectl_sveltos_events::{
-    chain, check, complete, install, offline, register, sandbox, tui, uninstall, version,
+    chain, check, complete, install, offline, register, sandbox_command, tui, uninstall, version,
 };
 
 /// Event-driven add-ons for Kubernetes, the Sveltos way.
@@ -43,7 +43,7 @@ Every command: kubectl sveltos-events help, or COMMAND --help (each shows an exa
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run an in-process Kubernetes API server: a management cluster and N managed clusters.
-    Sandbox(sandbox::Args),
+    Sandbox(sandbox_command::Args),
     /// Install (or upgrade) the CRDs, the manager and the agent on the management cluster.
     Install(install::Args),
     /// Check the installation (`--pre`: what install needs); exit 0 healthy, 1 problems, 2
@@ -160,7 +160,7 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     };
     match command {
-        Command::Sandbox(args) => exit_with(sandbox::run(args).await),
+        Command::Sandbox(args) => exit_with(sandbox_command::run(args).await),
         Command::Install(args) => exit_on_error(install::run(args, &mut std::io::stdout()).await),
         Command::Check(args) => exit_with(check::run(args, &mut std::io::stdout()).await),
         Command::Explain(args) => exit_with(
