@@ -10,19 +10,30 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-/// A reflector over all objects of `K`, and the stream of objects it saw change.
-pub(crate) fn reflect<K>(
-    client: &Client,
-    config: watcher::Config,
-) -> (Store<K>, impl Stream<Item = K> + Send + use<K>)
-where
+/// What a controller can watch: a cluster-scoped or namespaced kind of a fixed type.
+pub(crate) trait Watched:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Watched for K where
     K: Resource<DynamicType = ()>
         + Clone
         + DeserializeOwned
         + std::fmt::Debug
         + Send
         + Sync
-        + 'static,
+        + 'static
+{
+}
+
+/// A reflector over all objects of `K`, and the stream of objects it saw change.
+pub(crate) fn reflect<K>(
+    client: &Client,
+    config: watcher::Config,
+) -> (Store<K>, impl Stream<Item = K> + Send + use<K>)
+where
+    K: Watched,
 {
     let (store, events) = reflect_events::<K>(client, config);
     let (reader, mut settled) = (store.clone(), Settled::default());
@@ -89,13 +100,7 @@ pub(crate) fn reflect_events<K>(
     impl Stream<Item = watcher::Event<K>> + Send + use<K>,
 )
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     let (store, writer) = reflector::store();
     let api: Api<K> = Api::all(client.clone());

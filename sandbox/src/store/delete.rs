@@ -16,12 +16,7 @@ impl Store {
         self.writable()?;
         let gr = info.group_resource();
         let key = (ns.to_owned(), name.to_owned());
-        let old = st
-            .objects
-            .get(&gr)
-            .and_then(|m| m.get(&key))
-            .cloned()
-            .ok_or_else(|| not_found(info, name))?;
+        let old = st.stored(info, ns, name)?;
         if opts
             .uid
             .as_deref()

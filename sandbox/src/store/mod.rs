@@ -84,6 +84,17 @@ struct State {
     journal: Option<Arc<Journal>>,
 }
 
+impl State {
+    /// The stored object `ns/name` of `info`'s resource, or kube-apiserver's 404.
+    fn stored(&self, info: &ResourceInfo, ns: &str, name: &str) -> Result<Arc<Value>> {
+        self.objects
+            .get(&info.group_resource())
+            .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
+            .cloned()
+            .ok_or_else(|| not_found(info, name))
+    }
+}
+
 /// The storage of one virtual cluster.
 pub struct Store {
     state: Mutex<State>,

@@ -5,12 +5,7 @@ use super::*;
 impl Store {
     /// Get one object.
     pub fn get(&self, info: &ResourceInfo, ns: &str, name: &str) -> Result<Arc<Value>> {
-        let st = self.lock();
-        st.objects
-            .get(&info.group_resource())
-            .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
-            .cloned()
-            .ok_or_else(|| not_found(info, name))
+        self.lock().stored(info, ns, name)
     }
 
     /// List objects of a resource, in one namespace or all (`ns = None`).

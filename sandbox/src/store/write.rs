@@ -220,12 +220,7 @@ impl Store {
         self.writable()?;
         let gr = info.group_resource();
         let key = (ns.to_owned(), name.to_owned());
-        let old = st
-            .objects
-            .get(&gr)
-            .and_then(|m| m.get(&key))
-            .cloned()
-            .ok_or_else(|| not_found(info, name))?;
+        let old = st.stored(info, ns, name)?;
         // Writes at another version than the stored one start from the converted object.
         let old =
             if old.get("apiVersion").and_then(Value::as_str) == Some(info.api_version().as_str()) {
