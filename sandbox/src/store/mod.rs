@@ -2,37 +2,21 @@
 //! fan-out. No HTTP here; the HTTP layer translates requests into these calls.
 
 use crate::auth::jwt::SigningKey;
-
 use crate::auth::rbac::Policy;
-
 use crate::defaults;
-
 use crate::error::{Error, Result};
-
 use crate::journal::{self, Journal};
-
 use crate::meta::{self, finalizers, meta_str};
-
 use crate::paging;
-
 use crate::patch::{self, Writer};
-
 use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status, crd_status_after};
-
 use crate::selector::{FieldSelector, LabelSelector};
-
 use crate::webhook::Endpoints;
-
 use serde_json::{Value, json};
-
 use std::collections::{BTreeMap, HashMap, VecDeque};
-
 use std::os::unix::fs::DirBuilderExt as _;
-
 use std::path::Path;
-
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
-
 use tokio::sync::broadcast;
 
 mod checks;

@@ -293,7 +293,7 @@ impl Store {
     }
 }
 
-pub(super) fn writer<'a>(info: &'a ResourceInfo, opts: &'a WriteOptions) -> Writer<'a> {
+fn writer<'a>(info: &'a ResourceInfo, opts: &'a WriteOptions) -> Writer<'a> {
     Writer {
         manager: &opts.manager,
         api_version: info.api_version(),
