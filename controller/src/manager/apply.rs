@@ -22,7 +22,7 @@ use kube::{Api, Client};
 
 use crate::identity::ClusterRef;
 use crate::instantiate::Generated;
-use crate::manager::caches::{Caches, generated_by, own_key};
+use crate::manager::caches::{Caches, generated_by};
 use crate::plan::Plan;
 
 /// Field manager of every write, as Sveltos' event-manager.
@@ -123,16 +123,8 @@ pub async fn apply(
                 let written = secrets
                     .patch(&generated.name, &params, &Patch::Apply(&secret(generated)))
                     .await?;
-                caches.wrote(
-                    own_key("Secret", SVELTOS_NAMESPACE, &generated.name),
-                    written.metadata.resource_version,
-                );
-                caches.wrote_for(
-                    trigger,
-                    "Secret",
-                    &generated.name,
-                    written.metadata.labels.as_ref(),
-                );
+                let version = written.metadata.resource_version.clone();
+                caches.wrote(trigger, "Secret", &written.metadata, version);
                 applied.written += 1;
             }
         } else {
@@ -150,16 +142,8 @@ pub async fn apply(
                         &Patch::Apply(&config_map(generated)),
                     )
                     .await?;
-                caches.wrote(
-                    own_key("ConfigMap", SVELTOS_NAMESPACE, &generated.name),
-                    written.metadata.resource_version,
-                );
-                caches.wrote_for(
-                    trigger,
-                    "ConfigMap",
-                    &generated.name,
-                    written.metadata.labels.as_ref(),
-                );
+                let version = written.metadata.resource_version.clone();
+                caches.wrote(trigger, "ConfigMap", &written.metadata, version);
                 applied.written += 1;
             }
         }
@@ -182,16 +166,8 @@ pub async fn apply(
             let written = profiles
                 .patch(&name, &params, &Patch::Apply(profile))
                 .await?;
-            caches.wrote(
-                own_key("ClusterProfile", "", &name),
-                written.metadata.generation.map(|g| g.to_string()),
-            );
-            caches.wrote_for(
-                trigger,
-                "ClusterProfile",
-                &name,
-                written.metadata.labels.as_ref(),
-            );
+            let version = written.metadata.generation.map(|g| g.to_string());
+            caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
             applied.written += 1;
         }
     }

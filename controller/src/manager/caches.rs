@@ -61,30 +61,24 @@ pub struct Caches {
 pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
 
 /// Key of an object in [`Caches::own_writes`].
-pub fn own_key(kind: &str, namespace: &str, name: &str) -> String {
+fn own_key(kind: &str, namespace: &str, name: &str) -> String {
     format!("{kind}/{namespace}/{name}")
 }
 
 impl Caches {
-    /// Records the version (resourceVersion or generation) one of the manager's writes left.
-    pub fn wrote(&self, key: String, version: Option<String>) {
+    /// Records `trigger`'s write of a generated `kind` object, as the server answered it
+    /// (`written`): the version it left (resourceVersion; generation for ClusterProfiles), so
+    /// its echo plans nothing, and the object with its labels until the cache holds it.
+    pub fn wrote(&self, trigger: &str, kind: &str, written: &ObjectMeta, version: Option<String>) {
+        let name = written.name.as_deref().unwrap_or_default();
+        let namespace = written.namespace.as_deref().unwrap_or_default();
         if let (Ok(mut writes), Some(version)) = (self.own_writes.lock(), version) {
-            writes.insert(key, version);
+            writes.insert(own_key(kind, namespace, name), version);
         }
-    }
-
-    /// Notes that `trigger`'s pass wrote generated object `kind`/`name`, labelled `labels`.
-    pub fn wrote_for(
-        &self,
-        trigger: &str,
-        kind: &str,
-        name: &str,
-        labels: Option<&BTreeMap<String, String>>,
-    ) {
-        if let Ok(mut written) = self.written.lock() {
-            written.entry(trigger.to_owned()).or_default().insert(
+        if let Ok(mut objects) = self.written.lock() {
+            objects.entry(trigger.to_owned()).or_default().insert(
                 (kind.to_owned(), name.to_owned()),
-                labels.cloned().unwrap_or_default(),
+                written.labels.clone().unwrap_or_default(),
             );
         }
     }
@@ -320,11 +314,7 @@ mod tests {
             resource_version: Some(version.into()),
             ..ObjectMeta::default()
         };
-        caches.wrote(
-            own_key("ConfigMap", "projectsveltos", "x"),
-            Some("5".into()),
-        );
-        caches.wrote_for("t", "ConfigMap", "x", Some(&labels));
+        caches.wrote("t", "ConfigMap", &meta("5"), Some("5".into()));
         let written = || caches.written_for("t", "ConfigMap").len();
         assert_eq!(written(), 1);
 
