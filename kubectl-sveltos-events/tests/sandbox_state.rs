@@ -509,7 +509,9 @@ fn log_lines_are_json_when_asked() {
 fn faults_are_injected_listed_and_cleared_cluster_by_cluster() {
     let dir = folder("faults");
     let d = dir.to_str().unwrap();
-    let not_running = plugin(&["sandbox", "fault", "--dir", d, "list"]);
+    // `sandbox fault --dir <the folder>` and `args`.
+    let fault = |args: &[&str]| plugin(&[&["sandbox", "fault", "--dir", d], args].concat());
+    let not_running = fault(&["list"]);
     assert_ne!(not_running.status.code(), Some(0));
     assert!(text(&not_running.stderr).contains("no sandbox runs on"));
     let mut child = start(
@@ -517,9 +519,7 @@ fn faults_are_injected_listed_and_cleared_cluster_by_cluster() {
         &["--clusters", "1", "--no-controllers", "--ephemeral"],
     );
 
-    let injected = plugin(&[
-        "sandbox", "fault", "--dir", d, "errors", "--code", "503", "--share", "0.5", "--for", "1m",
-    ]);
+    let injected = fault(&["errors", "--code", "503", "--share", "0.5", "--for", "1m"]);
     assert!(injected.status.success(), "{}", text(&injected.stderr));
     let said = text(&injected.stdout);
     for cluster in ["mgmt", "cluster-1"] {
@@ -530,30 +530,9 @@ fn faults_are_injected_listed_and_cleared_cluster_by_cluster() {
             "{said}"
         );
     }
-    let latency = plugin(&[
-        "sandbox",
-        "fault",
-        "--dir",
-        d,
-        "--cluster",
-        "cluster-1",
-        "latency",
-        "--delay",
-        "50ms",
-    ]);
+    let latency = fault(&["--cluster", "cluster-1", "latency", "--delay", "50ms"]);
     assert!(latency.status.success(), "{}", text(&latency.stderr));
-    let listed = text(
-        &plugin(&[
-            "sandbox",
-            "fault",
-            "--dir",
-            d,
-            "--cluster",
-            "cluster-1",
-            "list",
-        ])
-        .stdout,
-    );
+    let listed = text(&fault(&["--cluster", "cluster-1", "list"]).stdout);
     assert!(
         listed.contains("cluster-1: errors (code 503, share 0.5)"),
         "{listed}"
@@ -561,17 +540,7 @@ fn faults_are_injected_listed_and_cleared_cluster_by_cluster() {
     assert!(listed.contains("latency (millis 50), 30s left"), "{listed}");
     assert!(!listed.contains("mgmt"), "{listed}");
     // What kubectl meets: the cluster faulted answers 500, the other one serves.
-    let failing = plugin(&[
-        "sandbox",
-        "fault",
-        "--dir",
-        d,
-        "--cluster",
-        "cluster-1",
-        "errors",
-        "--code",
-        "500",
-    ]);
+    let failing = fault(&["--cluster", "cluster-1", "errors", "--code", "500"]);
     assert!(failing.status.success(), "{}", text(&failing.stderr));
     let refused = kubectl(
         &dir.join("cluster-1.kubeconfig"),
@@ -583,21 +552,21 @@ fn faults_are_injected_listed_and_cleared_cluster_by_cluster() {
         "{}",
         text(&refused.stderr)
     );
-    let mgmt = plugin(&["sandbox", "fault", "--dir", d, "--cluster", "mgmt", "clear"]);
+    let mgmt = fault(&["--cluster", "mgmt", "clear"]);
     assert_eq!(text(&mgmt.stdout), "mgmt: no fault in force\n");
     kubectl_ok(&dir.join("mgmt.kubeconfig"), &["get", "configmaps"]);
 
-    let unknown = plugin(&["sandbox", "fault", "--dir", d, "--cluster", "nope", "clear"]);
+    let unknown = fault(&["--cluster", "nope", "clear"]);
     assert_ne!(unknown.status.code(), Some(0));
     assert!(text(&unknown.stderr).contains("has no cluster \"nope\""));
-    let bad = plugin(&["sandbox", "fault", "--dir", d, "errors", "--code", "404"]);
+    let bad = fault(&["errors", "--code", "404"]);
     assert_ne!(bad.status.code(), Some(0));
     assert!(
         text(&bad.stderr).contains("500, 503 or 429"),
         "{}",
         text(&bad.stderr)
     );
-    let cleared = text(&plugin(&["sandbox", "fault", "--dir", d, "clear"]).stdout);
+    let cleared = text(&fault(&["clear"]).stdout);
     assert_eq!(
         cleared,
         "mgmt: no fault in force\ncluster-1: no fault in force\n"
