@@ -46,11 +46,7 @@ impl Store {
         mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value> {
-        if !obj.is_object() {
-            return Err(Error::BadRequest(
-                "the body of the request was not an object".into(),
-            ));
-        }
+        an_object(&obj)?;
         let body_ns = meta_str(&obj, "namespace").to_owned();
         if info.namespaced && !body_ns.is_empty() && body_ns != ns {
             return Err(Error::BadRequest(
@@ -330,17 +326,23 @@ fn check_namespace_writable(st: &State, info: &ResourceInfo, name: &str, ns: &st
     Ok(())
 }
 
+/// 400 unless the request's body is a JSON object.
+fn an_object(body: &Value) -> Result<()> {
+    if body.is_object() {
+        return Ok(());
+    }
+    Err(Error::BadRequest(
+        "the body of the request was not an object".into(),
+    ))
+}
+
 fn prepare_update(
     info: &ResourceInfo,
     old: &Value,
     mut new: Value,
     opts: &WriteOptions,
 ) -> Result<Value> {
-    if !new.is_object() {
-        return Err(Error::BadRequest(
-            "the body of the request was not an object".into(),
-        ));
-    }
+    an_object(&new)?;
     let want = meta_str(&new, "resourceVersion");
     if !want.is_empty() && want != meta_str(old, "resourceVersion") {
         return Err(conflict(info, meta_str(old, "name")));
