@@ -17,6 +17,7 @@ use api::v1beta1::{
     ClusterType, EventReport, EventSource, agent_sources_config_map_name, agent_sources_key,
     event_report_name,
 };
+use clusters::registry::register_cluster;
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -25,7 +26,6 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use sandbox::{Sandbox, SandboxOptions};
 use serde_json::json;
-use sveltos_events_agent::hub::connect::register_cluster;
 
 const FLEET: &str = "default";
 const SOURCE: &str = "bench-services";
@@ -178,7 +178,7 @@ async fn run(clusters: usize, events: usize) {
     }
     let hub = tokio::spawn(sveltos_events_agent::hub::run(
         mgmt.clone(),
-        sveltos_events_agent::capi::watch(mgmt.clone(), None),
+        clusters::capi::watch(mgmt.clone(), None),
         std::future::pending(),
     ));
     let reports_api: Api<EventReport> = Api::namespaced(mgmt.clone(), FLEET);

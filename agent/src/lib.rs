@@ -2,7 +2,6 @@
 //! (Sveltos' `evaluate()` contracts on a reused Lua 5.4 state that behaves like Lua 5.1),
 //! plus the offline `eval` command shared with the kubectl plugin.
 
-pub mod capi;
 pub mod cli;
 pub mod convert;
 pub mod error;
@@ -15,7 +14,6 @@ pub mod runtime;
 pub mod select;
 pub mod spoke;
 pub mod verdict;
-pub mod words;
 
 pub use error::{Error, Result};
 pub use evaluate::{Evaluation, Outcome, evaluate_event_source};

@@ -46,8 +46,8 @@ enum Mode {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    sveltos_events_agent::observe::init_logs(args.json_logs);
-    let config = sveltos_events_agent::hub::connect::load_config(args.kubeconfig.as_deref(), None)
+    clusters::process::init_logs(args.json_logs);
+    let config = clusters::registry::load_config(args.kubeconfig.as_deref(), None)
         .await
         .context("finding the cluster to run in")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
@@ -56,7 +56,7 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", args.http_addr))?;
     let http = axum::serve(listener, sveltos_events_agent::observe::router());
     let shutdown = async {
-        sveltos_events_agent::observe::termination().await;
+        clusters::process::termination().await;
         tracing::info!("shutting down");
     };
     let agent = async {
@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
             Mode::Hub => {
                 sveltos_events_agent::hub::run(
                     client.clone(),
-                    sveltos_events_agent::capi::watch(client, args.capi_onboard_annotation),
+                    clusters::capi::watch(client, args.capi_onboard_annotation),
                     shutdown,
                 )
                 .await

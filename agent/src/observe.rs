@@ -51,21 +51,6 @@ pub fn millis(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// Logs of a controller process on stderr, as JSON lines when `json`, filtered by `RUST_LOG`
-/// (default `info`). The agent and the manager start the same way.
-pub fn init_logs(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        logs.json().init();
-    } else {
-        logs.init();
-    }
-}
-
 /// Labels of the counters that split by result.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Outcome {
@@ -212,25 +197,6 @@ pub fn router() -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
         .with_state(metrics())
-}
-
-/// Completes on SIGINT or SIGTERM (what Kubernetes sends a stopping pod).
-pub async fn termination() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot watch for SIGTERM; only SIGINT stops the process");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminate => {}
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use clusters::capi::{self, CapiClusters};
 use futures_util::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
@@ -14,7 +15,6 @@ use kube::api::{
 };
 use sandbox::{Sandbox, SandboxOptions};
 use serde_json::{Value, json};
-use sveltos_events_agent::capi::{self, CapiClusters};
 
 async fn eventually<F, Fut>(what: &str, f: F)
 where

@@ -14,6 +14,7 @@ use api::v1beta1::{
     ClusterType, EventReport, EventSource, SveltosCluster, agent_sources_config_map_name,
     agent_sources_key, split_collected_resources,
 };
+use clusters::registry::register_cluster;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
@@ -23,7 +24,6 @@ use kube::api::{
 use kube::{Api, Client};
 use sandbox::{Sandbox, SandboxOptions};
 use serde_json::{Value, json};
-use sveltos_events_agent::hub::connect::register_cluster;
 use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -109,7 +109,7 @@ impl Env {
     fn start_hub(&self) -> JoinHandle<()> {
         tokio::spawn(sveltos_events_agent::hub::run(
             self.mgmt.clone(),
-            sveltos_events_agent::capi::watch(self.mgmt.clone(), None),
+            clusters::capi::watch(self.mgmt.clone(), None),
             std::future::pending(),
         ))
     }

@@ -13,9 +13,9 @@ use api::v1beta1::{
     EventReport, EventTrigger, SveltosCluster, event_report_name, join_collected_resources,
 };
 use serde_json::{Value, json};
-use sveltos_events_controller::clusters::Cluster;
 use sveltos_events_controller::engine::GoTemplates;
 use sveltos_events_controller::event_data::{DocumentMemo, ReportEvents};
+use sveltos_events_controller::fleet::Cluster;
 use sveltos_events_controller::identity::ClusterRef;
 use sveltos_events_controller::instantiate::{Lookup, Referenced};
 use sveltos_events_controller::plan::{PlanMemo, World, plan};

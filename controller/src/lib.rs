@@ -4,10 +4,10 @@
 //! The "decide" modules here are pure (inputs -> desired objects) and unit-tested without a
 //! server; the reconcilers that read and write the cluster are thin layers on top.
 
-pub mod clusters;
 pub mod deployer;
 pub mod engine;
 pub mod event_data;
+pub mod fleet;
 pub mod identity;
 pub mod instantiate;
 pub mod leader;

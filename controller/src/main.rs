@@ -50,8 +50,8 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    agent::observe::init_logs(args.json_logs);
-    let config = agent::hub::connect::load_config(args.kubeconfig.as_deref(), None)
+    clusters::process::init_logs(args.json_logs);
+    let config = clusters::registry::load_config(args.kubeconfig.as_deref(), None)
         .await
         .context("finding the management cluster")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
@@ -83,10 +83,10 @@ async fn main() -> anyhow::Result<()> {
             .context("the conversion webhook stopped")
     };
     let shutdown = async {
-        sveltos_events_controller::serve::termination().await;
+        clusters::process::termination().await;
         tracing::info!("shutting down");
     };
-    let scope = sveltos_events_controller::clusters::ClusterScope {
+    let scope = sveltos_events_controller::fleet::ClusterScope {
         shard: args.shard_key.clone(),
     };
     // One leader per shard.
@@ -114,7 +114,7 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!("leading");
         }
         // One watch of Cluster API clusters for the manager and the deployer.
-        let capi = agent::capi::watch(client.clone(), args.capi_onboard_annotation.clone());
+        let capi = clusters::capi::watch(client.clone(), args.capi_onboard_annotation.clone());
         let manager = sveltos_events_controller::manager::run(
             client.clone(),
             scope.clone(),

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use api::v1beta1::EventTrigger;
 use k8s_openapi::api::core::v1::ObjectReference;
 
-use crate::clusters::{Cluster, select};
 use crate::event_data::{DocumentMemo, ReportEvents, cluster_only_data};
+use crate::fleet::{Cluster, select};
 use crate::identity::ClusterRef;
 use crate::instantiate::Lookup;
 use crate::profiles::{Desired, Inputs, UnitMemo, desired};

@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde_json::Value;
 
-use crate::clusters::Cluster;
 use crate::event_data::{ReportEvents, all_events_data, cloud_event_data, single_event_data};
+use crate::fleet::Cluster;
 use crate::identity::{Identity, generated_name, identity_labels, with_reference};
 use crate::instantiate::{self, Context, Generated, Lookup};
 use crate::memo::{Digest, Memo, digest, digest_value, hash_value};

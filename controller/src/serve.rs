@@ -134,25 +134,6 @@ pub fn webhook_router() -> Router {
     Router::new().route("/convert", post(convert))
 }
 
-/// Completes on SIGINT or SIGTERM (what Kubernetes sends a stopping pod).
-pub async fn termination() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot watch for SIGTERM; only SIGINT stops the process");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminate => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ use kube::{Client, Resource};
 use serde_json::json;
 use tokio::sync::Notify;
 
-use crate::clusters::{Cluster, Fleet, select};
+use crate::fleet::{Cluster, Fleet, select};
 use crate::identity::ClusterRef;
 
 /// The status a pool has given the registered `clusters` and the clusters it selected before.

@@ -39,7 +39,7 @@ impl Fixture {
             let _ = sveltos_events_controller::deployer::run(
                 client,
                 Default::default(),
-                agent::capi::CapiClusters::none(),
+                clusters::capi::CapiClusters::none(),
                 Telemetry::new(),
                 std::future::pending(),
             )

@@ -202,7 +202,7 @@ async fn running() -> (
     let manager = tokio::spawn(sveltos_events_controller::manager::run(
         client.clone(),
         Default::default(),
-        agent::capi::CapiClusters::none(),
+        clusters::capi::CapiClusters::none(),
         sveltos_events_controller::serve::Telemetry::new(),
         std::future::pending(),
     ));

@@ -10,7 +10,7 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use support::{apply, eventually, names, service};
-use sveltos_events_controller::clusters::ClusterScope;
+use sveltos_events_controller::fleet::ClusterScope;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shards_share_a_trigger_without_undoing_each_other() {
@@ -21,7 +21,7 @@ async fn two_shards_share_a_trigger_without_undoing_each_other() {
         .await
         .unwrap();
     support::network_policy_scenario(&mgmt).await;
-    let capi = agent::capi::watch(mgmt.clone(), None);
+    let capi = clusters::capi::watch(mgmt.clone(), None);
     let mut tasks = vec![tokio::spawn(agent::hub::run(
         mgmt.clone(),
         capi.clone(),

@@ -133,7 +133,7 @@ impl Applier {
 /// debug dump of the Status); other errors as they are.
 pub fn in_words(error: kube::Error) -> anyhow::Error {
     match error {
-        kube::Error::Api(_) => anyhow!(agent::words::words(&error)),
+        kube::Error::Api(_) => anyhow!(clusters::words::words(&error)),
         other => other.into(),
     }
 }

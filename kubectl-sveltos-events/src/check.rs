@@ -458,7 +458,7 @@ async fn webhook(client: &Client) -> Outcome {
     };
     Ok(match api.create(&params, &source).await {
         Ok(_) => Ok("a v1alpha1 EventSource converts (server dry run)".to_owned()),
-        Err(error @ kube::Error::Api(_)) => Err(agent::words::words(&error)),
+        Err(error @ kube::Error::Api(_)) => Err(clusters::words::words(&error)),
         Err(e) => return Err(e.into()),
     })
 }

@@ -19,7 +19,7 @@ impl ClusterArgs {
     /// The client configuration these flags name.
     pub async fn config(&self) -> anyhow::Result<kube::Config> {
         Ok(
-            agent::hub::connect::load_config(self.kubeconfig.as_deref(), self.context.as_deref())
+            clusters::registry::load_config(self.kubeconfig.as_deref(), self.context.as_deref())
                 .await?,
         )
     }

@@ -239,7 +239,7 @@ pub async fn register(args: RegisterArgs, out: &mut impl Write) -> anyhow::Resul
         .await
         .map_err(in_words)?
         .is_some();
-    agent::hub::connect::register(&mgmt, FIELD_MANAGER, &cluster, &text)
+    clusters::registry::register(&mgmt, FIELD_MANAGER, &cluster, &text)
         .await
         .map_err(in_words)
         .with_context(|| format!("registering cluster {}/{}", namespace, name))?;

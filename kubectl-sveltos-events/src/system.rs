@@ -102,7 +102,7 @@ pub async fn register_cluster(
     labels: BTreeMap<String, String>,
     kubeconfig: &str,
 ) -> anyhow::Result<()> {
-    agent::hub::connect::register_cluster(mgmt, FIELD_MANAGER, namespace, name, labels, kubeconfig)
+    clusters::registry::register_cluster(mgmt, FIELD_MANAGER, namespace, name, labels, kubeconfig)
         .await
         .with_context(|| format!("registering cluster {namespace}/{name}"))
 }
@@ -181,7 +181,7 @@ pub async fn start(
         registered.push((cluster.name.clone(), labels));
     }
     // One watch of Cluster API clusters for the hub, the manager and the deployer.
-    let capi = agent::capi::watch(manager_client.clone(), None);
+    let capi = clusters::capi::watch(manager_client.clone(), None);
     let agent = tokio::spawn(agent::hub::run(
         agent_client,
         capi.clone(),

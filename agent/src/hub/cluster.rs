@@ -15,8 +15,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::evaluate::{VerdictCache, evaluate_event_source_cached};
-use crate::hub::objects::{KindEvent, ObjectKey, watch_kind};
 use crate::hub::report::{self, ClusterId, Destination};
+use clusters::objects::{KindEvent, ObjectKey, watch_kind};
 
 /// Delay before sources that could not be evaluated or reported are tried again.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(1);

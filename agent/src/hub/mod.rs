@@ -7,7 +7,6 @@
 
 pub mod cluster;
 pub mod connect;
-pub mod objects;
 pub mod relay;
 pub mod report;
 
@@ -21,45 +20,24 @@ use api::v1beta1::{EventSource, EventTrigger, SveltosCluster, agent_sources_conf
 use futures_util::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource};
-use serde::de::DeserializeOwned;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Api, Client};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::capi::CapiClusters;
 use cluster::Sources;
-use connect::{Registration, Registry};
+use clusters::watch::Watched;
+use clusters::{CapiClusters, Registration, Registry};
 use report::ClusterId;
 
 /// A reflector over `api` and a stream that yields once per change.
-pub(crate) fn reflect<K>(
+pub(crate) fn reflect<K: Watched>(
     api: Api<K>,
     config: watcher::Config,
-) -> (Store<K>, impl Stream<Item = ()> + Send + use<K>)
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let (store, writer) = reflector::store();
-    let changes = reflector::reflector(writer, watcher(api, config).default_backoff()).filter_map(
-        |event| async move {
-            match event {
-                Ok(_) => Some(()),
-                Err(error) => {
-                    tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
-                    None
-                }
-            }
-        },
-    );
-    (store, changes)
+) -> (Store<K>, impl Stream<Item = ()> + Send + use<K>) {
+    let (store, events) = clusters::watch::events(api, config);
+    (store, events.map(|_| ()))
 }
 
 /// Drives `changes` until `ready` completes (returns whether the caches filled) or `shutdown`

@@ -16,13 +16,13 @@ use kube::api::{
 use kube::{Client, ResourceExt};
 use serde_json::Value;
 
-use crate::clusters::Cluster;
 use crate::deployer::Caches;
 use crate::deployer::manifests::{self, Manifest, object_gvk, template_resources};
 use crate::deployer::metadata::{Owner, conflict, decorate, deployed_by, hash, strip};
 use crate::deployer::targets::{Target, Targets};
 use crate::engine::GoTemplates;
-use agent::words::words;
+use crate::fleet::Cluster;
+use clusters::words::words;
 
 /// Field manager of deployed objects, as Sveltos' addon-controller.
 pub const FIELD_MANAGER: &str = "application/apply-patch";

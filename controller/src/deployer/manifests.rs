@@ -10,12 +10,12 @@ use api::v1beta1::{ClusterProfileSpec, DeploymentType, PolicyRef, TemplateResour
 use kube::api::GroupVersionKind;
 use serde_json::{Value, json};
 
-use crate::clusters::Cluster;
 use crate::deployer::documents::objects;
 use crate::deployer::metadata::{Owner, Reference};
 use crate::deployer::targets::Target;
 use crate::engine::{GoTemplates, render_addon};
 use crate::event_data::cluster_only_data;
+use crate::fleet::Cluster;
 use crate::instantiate::Lookup;
 use crate::render::{render_field, template_name};
 

@@ -33,16 +33,17 @@ use kube::runtime::watcher;
 use kube::{Client, Resource};
 use serde_json::{Value, json};
 
-use crate::clusters::{Cluster, ClusterScope, Fleet, select};
 use crate::engine::GoTemplates;
+use crate::fleet::{Cluster, ClusterScope, Fleet, select};
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
-use crate::manager::{Settled, reflect, reflect_events, watch_fleet};
+use crate::manager::watch_fleet;
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
-use agent::capi::CapiClusters;
+use clusters::capi::CapiClusters;
+use clusters::watch::{Settled, reflect, reflect_events};
 use deploy::{Deployer, Outcome};
 use index::{ByProfile, ByReference, profile_of};
 use targets::Targets;
@@ -59,7 +60,7 @@ const DRY_RUN: &str = "mode is DryRun. Nothing is reconciled";
 #[derive(Debug, thiserror::Error)]
 pub enum DeployerError {
     /// A request to the management cluster failed.
-    #[error("request to the management cluster failed: {}", agent::words::words(.0))]
+    #[error("request to the management cluster failed: {}", clusters::words::words(.0))]
     Kube(#[from] kube::Error),
     /// A profile's clusters cannot be selected (e.g. a bad clusterSelector).
     #[error("{0}")]

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use agent::hub::connect::{Registration, config_from_kubeconfig};
-use agent::words::words;
 use api::v1beta1::ClusterType;
+use clusters::registry::{Registration, config_from_kubeconfig};
+use clusters::words::words;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};

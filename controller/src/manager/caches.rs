@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use crate::clusters::{Cluster, Fleet};
 use crate::event_data::{DocumentMemo, ReportEvents};
+use crate::fleet::{Cluster, Fleet};
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::plan::World;
@@ -277,9 +277,9 @@ impl World for Caches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clusters::ClusterScope;
-    use agent::capi::CapiClusters;
-    use agent::hub::connect::Registry;
+    use crate::fleet::ClusterScope;
+    use clusters::capi::CapiClusters;
+    use clusters::registry::Registry;
     use kube::runtime::reflector::store;
 
     fn caches() -> Caches {

@@ -7,9 +7,6 @@ pub mod caches;
 pub mod conditions;
 pub mod legacy;
 pub mod status;
-mod watch;
-
-pub(crate) use watch::{Settled, reflect, reflect_events};
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -33,15 +30,15 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
 use serde_json::json;
 
-use crate::clusters::{ClusterScope, Fleet};
 use crate::engine::GoTemplates;
+use crate::fleet::{ClusterScope, Fleet};
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
-use agent::capi::CapiClusters;
-use agent::hub::connect::Registry;
 use api::cluster_ref::CAPI_DEFAULT_API_VERSION;
+use clusters::watch::reflect;
+use clusters::{CapiClusters, Registry};
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
@@ -51,7 +48,7 @@ use caches::Caches;
 #[derive(Debug, thiserror::Error)]
 pub enum ManagerError {
     /// A request to the management cluster failed.
-    #[error("request to the management cluster failed: {}", agent::words::words(.0))]
+    #[error("request to the management cluster failed: {}", clusters::words::words(.0))]
     Kube(#[from] kube::Error),
     /// The trigger cannot be planned (e.g. a bad selector).
     #[error("{0}")]
@@ -591,7 +588,7 @@ fn facts(caches: &Caches, trigger: &EventTrigger, plan: &Plan) -> conditions::Fa
     let all = caches.fleet.all();
     let destination = &trigger.spec.destination_cluster_selector;
     let destinations = (!api::selector::is_empty(destination)).then(|| {
-        crate::clusters::select(&all, destination)
+        crate::fleet::select(&all, destination)
             .map(|found| found.len())
             .map_err(|e| e.to_string())
     });

@@ -11,7 +11,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{DynamicObject, GroupVersionKind};
 use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
 use serde_json::{Value, json};
-use sveltos_events_controller::clusters::ClusterScope;
+use sveltos_events_controller::fleet::ClusterScope;
 use sveltos_events_controller::serve::Telemetry;
 use tokio::task::JoinHandle;
 
@@ -49,7 +49,7 @@ pub async fn install_crds(mgmt: &Client) {
 pub async fn register(mgmt: &Client, cluster: &ClusterHandle) {
     let labels = BTreeMap::from([("env".to_owned(), "fv".to_owned())]);
     let kubeconfig = cluster.kubeconfig_yaml();
-    agent::hub::connect::register_cluster(
+    clusters::registry::register_cluster(
         mgmt,
         "test",
         "default",
@@ -134,7 +134,7 @@ pub fn start_system_onboarding(
     mgmt: &Client,
     capi_onboard_annotation: Option<String>,
 ) -> Vec<JoinHandle<()>> {
-    let capi = agent::capi::watch(mgmt.clone(), capi_onboard_annotation);
+    let capi = clusters::capi::watch(mgmt.clone(), capi_onboard_annotation);
     let mut tasks = vec![tokio::spawn(agent::hub::run(
         mgmt.clone(),
         capi.clone(),
@@ -148,7 +148,7 @@ pub fn start_system_onboarding(
 pub fn start_controllers(
     mgmt: &Client,
     scope: ClusterScope,
-    capi: agent::capi::CapiClusters,
+    capi: clusters::capi::CapiClusters,
 ) -> Vec<JoinHandle<()>> {
     let telemetry = Telemetry::new();
     let (m, d) = (mgmt.clone(), mgmt.clone());

@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use agent::hub::connect::Registration;
 use anyhow::{Context, anyhow};
 use api::capi;
 use api::v1beta1::{ClusterType, SveltosCluster};
+use clusters::registry::Registration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource;
 use kube::Client;
@@ -139,7 +139,7 @@ impl Fleet {
             }
             ClusterType::Capi => Registration::Capi(Arc::new(registered.object)),
         };
-        agent::hub::connect::connect(&self.mgmt, &registration)
+        clusters::registry::connect(&self.mgmt, &registration)
             .await
             .map(|(client, _)| client)
             .map_err(|e| e.to_string())

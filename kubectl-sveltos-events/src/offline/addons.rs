@@ -142,7 +142,7 @@ pub fn addons(
 fn resources(
     name: &str,
     profile: &ClusterProfile,
-    cluster: &controller::clusters::Cluster,
+    cluster: &controller::fleet::Cluster,
     management: &Management,
     names: &GoTemplates,
 ) -> Result<BTreeMap<String, Value>, String> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow, bail};
 use api::load::Object;
 use api::v1beta1::{ClusterSet, EventSource, EventTrigger};
-use controller::clusters::Cluster;
+use controller::fleet::Cluster;
 use controller::instantiate::Referenced;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::Value;

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail};
 use api::v1beta1::{SveltosCluster, SveltosClusterSpec, SveltosClusterStatus};
-use controller::clusters::Cluster;
 use controller::engine::GoTemplates;
+use controller::fleet::Cluster;
 use controller::manager::apply::{config_map, secret};
 use controller::plan::{PlanMemo, World, plan};
 use kube::api::ObjectMeta;

@@ -182,7 +182,7 @@ async fn serve(
     }
     std::fs::write(ready, "").with_context(|| format!("cannot write {}", ready.display()))?;
     println!("ready: {}", ready.display());
-    controller::serve::termination().await;
+    clusters::process::termination().await;
     tracing::info!("shutting down");
     drop(controllers);
     Ok(())

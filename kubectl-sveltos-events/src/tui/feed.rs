@@ -136,7 +136,7 @@ const RETRY_LAST: std::time::Duration = std::time::Duration::from_secs(15);
 /// Cluster API's clusters, followed through their CRD (Cluster API may come, go or change
 /// version while the TUI runs): every change lists them all.
 async fn capi(client: Client, sender: mpsc::Sender<Update>) {
-    let clusters = agent::capi::watch(client, None);
+    let clusters = clusters::capi::watch(client, None);
     let mut changes = clusters.changes();
     while changes.next().await.is_some() {
         let all = clusters.state().iter().map(|c| (**c).clone()).collect();

@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use agent::hub::connect::{Registration, Registry};
 use api::capi::CapiCluster;
 use api::cluster_ref::{CAPI_DEFAULT_API_VERSION, SVELTOS_CLUSTER_API_VERSION};
 use api::labels::SHARD_ANNOTATION;
 use api::selector::{self, SelectorError};
 use api::v1beta1::{ClusterType, ConnectionStatus, SveltosCluster};
+use clusters::registry::{Registration, Registry};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::Value;
@@ -244,7 +244,7 @@ pub fn select<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent::capi::CapiClusters;
+    use clusters::capi::CapiClusters;
     use serde_json::json;
 
     fn sveltos(name: &str, labels: Value, ready: bool) -> Cluster {

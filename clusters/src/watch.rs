@@ -1,5 +1,5 @@
-//! The controllers' reflectors: a store per kind and the changes it saw, in the order the
-//! store shows them.
+//! Reflectors as the hub, the manager and the deployer use them: a store per kind and the
+//! changes it saw, in the order the store shows them.
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 /// What a controller can watch: a cluster-scoped or namespaced kind of a fixed type.
-pub(crate) trait Watched:
+pub trait Watched:
     Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
 {
 }
@@ -28,7 +28,7 @@ impl<K> Watched for K where
 }
 
 /// A reflector over all objects of `K`, and the stream of objects it saw change.
-pub(crate) fn reflect<K>(
+pub fn reflect<K>(
     client: &Client,
     config: watcher::Config,
 ) -> (Store<K>, impl Stream<Item = K> + Send + use<K>)
@@ -36,16 +36,28 @@ where
     K: Watched,
 {
     let (store, events) = reflect_events::<K>(client, config);
-    let (reader, mut settled) = (store.clone(), Settled::default());
-    let objects = events.flat_map(move |event| stream::iter(settled.take(event, &reader)));
+    let objects = settle(store.clone(), events);
     (store, objects)
+}
+
+/// The objects whose change `store` shows, from the events of its reflector (see
+/// [`Settled`]).
+pub fn settle<K>(
+    store: Store<K>,
+    events: impl Stream<Item = watcher::Event<K>> + Send,
+) -> impl Stream<Item = K> + Send
+where
+    K: Watched,
+{
+    let mut settled = Settled::default();
+    events.flat_map(move |event| stream::iter(settled.take(event, &store)))
 }
 
 /// The objects whose change the store shows, from a reflector's events: an applied or
 /// deleted object at once; a list's objects at its end, when kube-runtime puts them in the
 /// store (work they caused earlier would read the store as it was), together with the
 /// objects the list no longer has (deleted while the watch was down, which no event tells).
-pub(crate) struct Settled<K> {
+pub struct Settled<K> {
     listed: Vec<K>,
     before: Vec<Arc<K>>,
 }
@@ -64,7 +76,7 @@ where
     K: Resource<DynamicType = ()> + Clone + 'static,
 {
     /// The objects `event` settled in `store` (which has applied it).
-    pub(crate) fn take(&mut self, event: watcher::Event<K>, store: &Store<K>) -> Vec<K> {
+    pub fn take(&mut self, event: watcher::Event<K>, store: &Store<K>) -> Vec<K> {
         match event {
             watcher::Event::Apply(object) | watcher::Event::Delete(object) => vec![object],
             watcher::Event::Init => {
@@ -92,7 +104,7 @@ where
 /// A reflector over all objects of `K`, and the watcher's events, each passed on once the
 /// store applied it. A list's objects reach the store only at its `InitDone` (kube-runtime
 /// buffers them until then), which is when an index kept from these events is made anew.
-pub(crate) fn reflect_events<K>(
+pub fn reflect_events<K>(
     client: &Client,
     config: watcher::Config,
 ) -> (
@@ -102,8 +114,22 @@ pub(crate) fn reflect_events<K>(
 where
     K: Watched,
 {
+    events(Api::all(client.clone()), config)
+}
+
+/// A reflector over `api` (all namespaces or one) and the watcher's events, each passed on
+/// once the store applied it; watch failures are logged and retried with a backoff.
+pub fn events<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    impl Stream<Item = watcher::Event<K>> + Send + use<K>,
+)
+where
+    K: Watched,
+{
     let (store, writer) = reflector::store();
-    let api: Api<K> = Api::all(client.clone());
     let stream = reflector::reflector(writer, watcher(api, config).default_backoff()).filter_map(
         |result| async move {
             match result {

@@ -15,7 +15,7 @@ use kube::{Api, Client};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use crate::hub::objects::{KindEvent, ObjectKey, watch_kind};
+use crate::objects::{KindEvent, ObjectKey, watch_kind};
 
 /// The Cluster API clusters of the management cluster: one watch shared by every clone
 /// (hub, manager and deployer of one process), kept running while a clone lives.
