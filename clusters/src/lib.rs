@@ -7,6 +7,7 @@ pub mod capi;
 pub mod objects;
 pub mod process;
 pub mod registry;
+pub mod shared;
 pub mod watch;
 pub mod words;
 

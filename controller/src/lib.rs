@@ -22,6 +22,7 @@ pub mod sets;
 pub mod tenancy;
 #[cfg(test)]
 mod testing;
+pub mod watches;
 pub mod webhook;
 
 /// Errors of the manager.

@@ -113,12 +113,13 @@ async fn main() -> anyhow::Result<()> {
             elector.acquire().await;
             tracing::info!("leading");
         }
-        // One watch of Cluster API clusters for the manager and the deployer.
         let capi = clusters::capi::watch(client.clone(), args.capi_onboard_annotation.clone());
+        // One watch per kind for the manager and the deployer.
+        let watches =
+            sveltos_events_controller::watches::Watches::start(&client, scope.clone(), capi);
         let manager = sveltos_events_controller::manager::run(
             client.clone(),
-            scope.clone(),
-            capi.clone(),
+            watches.clone(),
             telemetry.clone(),
             std::future::pending(),
         );
@@ -128,8 +129,7 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 sveltos_events_controller::deployer::run(
                     client.clone(),
-                    scope.clone(),
-                    capi.clone(),
+                    watches.clone(),
                     telemetry.clone(),
                     std::future::pending(),
                 )

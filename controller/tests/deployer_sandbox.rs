@@ -36,10 +36,14 @@ impl Fixture {
             .unwrap();
         let client = mgmt.clone();
         let deployer = tokio::spawn(async move {
-            let _ = sveltos_events_controller::deployer::run(
-                client,
+            let watches = sveltos_events_controller::watches::Watches::start(
+                &client,
                 Default::default(),
                 clusters::capi::CapiClusters::none(),
+            );
+            let _ = sveltos_events_controller::deployer::run(
+                client,
+                watches,
                 Telemetry::new(),
                 std::future::pending(),
             )

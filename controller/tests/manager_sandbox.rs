@@ -199,10 +199,14 @@ async fn running() -> (
     .unwrap();
     let client = sandbox.clusters()[0].client().unwrap();
     set_up(&client).await;
-    let manager = tokio::spawn(sveltos_events_controller::manager::run(
-        client.clone(),
+    let watches = sveltos_events_controller::watches::Watches::start(
+        &client,
         Default::default(),
         clusters::capi::CapiClusters::none(),
+    );
+    let manager = tokio::spawn(sveltos_events_controller::manager::run(
+        client.clone(),
+        watches,
         sveltos_events_controller::serve::Telemetry::new(),
         std::future::pending(),
     ));

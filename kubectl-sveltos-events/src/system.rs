@@ -190,12 +190,13 @@ pub async fn start(
     let telemetry = controller::serve::Telemetry::new();
     let deployer_client = manager_client.clone();
     let manager_telemetry = telemetry.clone();
-    let manager_capi = capi.clone();
+    // One watch per kind for the manager and the deployer.
+    let watches = controller::watches::Watches::start(&manager_client, Default::default(), capi);
+    let manager_watches = watches.clone();
     let manager = tokio::spawn(async move {
         if let Err(error) = controller::manager::run(
             manager_client,
-            Default::default(),
-            manager_capi,
+            manager_watches,
             manager_telemetry,
             std::future::pending(),
         )
@@ -205,14 +206,9 @@ pub async fn start(
         }
     });
     let deployer = tokio::spawn(async move {
-        if let Err(error) = controller::deployer::run(
-            deployer_client,
-            Default::default(),
-            capi,
-            telemetry,
-            std::future::pending(),
-        )
-        .await
+        if let Err(error) =
+            controller::deployer::run(deployer_client, watches, telemetry, std::future::pending())
+                .await
         {
             tracing::error!(%error, "the deployer stopped");
         }

@@ -34,15 +34,14 @@ use kube::{Client, Resource};
 use serde_json::{Value, json};
 
 use crate::engine::GoTemplates;
-use crate::fleet::{Cluster, ClusterScope, Fleet, select};
+use crate::fleet::{Cluster, Fleet, select};
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
-use crate::manager::watch_fleet;
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
-use clusters::capi::CapiClusters;
+use crate::watches::Watches;
 use clusters::watch::{Settled, reflect, reflect_events};
 use deploy::{Deployer, Outcome};
 use index::{ByProfile, ByReference, profile_of};
@@ -132,8 +131,7 @@ fn paused(profile: &ClusterProfile) -> bool {
 /// Runs the deployer against the management cluster until `shutdown` completes.
 pub async fn run(
     client: Client,
-    scope: ClusterScope,
-    capi: CapiClusters,
+    shared: Watches,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), DeployerError> {
@@ -141,11 +139,13 @@ pub async fn run(
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
     let (profiles, profile_events) = reflect_events::<ClusterProfile>(&client, all());
-    let (fleet, fleet_events) = watch_fleet(&client, scope, capi);
-    let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(&client, all());
+    let (fleet, fleet_events) = (shared.fleet.clone(), shared.fleet_changes());
+    let (cluster_sets, cluster_set_events) =
+        (shared.cluster_sets.store(), shared.cluster_sets.objects());
     let (sets, set_events) = reflect::<Set>(&client, all());
-    let (config_maps, config_map_events) = reflect::<ConfigMap>(&client, all());
-    let (secrets, secret_events) = reflect::<Secret>(&client, all());
+    let (config_maps, config_map_events) =
+        (shared.config_maps.store(), shared.config_maps.objects());
+    let (secrets, secret_events) = (shared.secrets.store(), shared.secrets.objects());
     let (summaries, summary_events) =
         reflect_events::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
     let caches = Caches {

@@ -17,12 +17,11 @@ use api::labels::{
 };
 use api::secret_data;
 use api::v1beta1::{
-    ClusterInfo, ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger,
-    EventTriggerStatus, SveltosCluster, SveltosFeatureStatus, event_report_name,
+    ClusterInfo, ClusterProfile, EventReport, EventSource, EventTrigger, EventTriggerStatus,
+    SveltosFeatureStatus, event_report_name,
 };
 use futures_util::StreamExt;
-use futures_util::stream::BoxStream;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ObjectReference, Secret};
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
@@ -31,14 +30,13 @@ use kube::{Api, Client, Resource};
 use serde_json::json;
 
 use crate::engine::GoTemplates;
-use crate::fleet::{ClusterScope, Fleet};
 use crate::identity::ClusterRef;
 use crate::plan::{Plan, PlanMemo, plan};
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
+use crate::watches::Watches;
 use api::cluster_ref::CAPI_DEFAULT_API_VERSION;
 use clusters::watch::reflect;
-use clusters::{CapiClusters, Registry};
 
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
@@ -58,15 +56,14 @@ pub enum ManagerError {
 /// Runs the manager against the management cluster until `shutdown` completes.
 pub async fn run(
     client: Client,
-    scope: ClusterScope,
-    capi: CapiClusters,
+    shared: Watches,
     telemetry: Arc<Telemetry>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ManagerError> {
     telemetry.expect(CONTROLLER);
     ensure_namespace(&client, api::labels::SVELTOS_NAMESPACE).await?;
     let queue = Arc::new(Queue::default());
-    let (caches, watches) = start_watches(&client, scope, capi, &queue);
+    let (caches, watches) = start_watches(&client, &shared, &queue);
     let statuses = status::run(client.clone(), caches.clone());
     let worker = worker(client.clone(), caches, queue, telemetry);
     tokio::select! {
@@ -99,34 +96,22 @@ pub async fn ensure_namespace(client: &Client, name: &str) -> Result<(), Manager
     Ok(())
 }
 
-/// The registered clusters of `scope`, kept current by a SveltosCluster reflector and the
-/// shared Cluster API watch `capi`, and the stream of their changes (either kind).
-pub(crate) fn watch_fleet(
-    client: &Client,
-    scope: ClusterScope,
-    capi: CapiClusters,
-) -> (Fleet, BoxStream<'static, ()>) {
-    let (sveltos, sveltos_events) = reflect::<SveltosCluster>(client, watcher::Config::default());
-    let changes = futures_util::stream::select(sveltos_events.map(|_| ()), capi.changes());
-    let registry = Registry { sveltos, capi };
-    (Fleet::new(registry, scope), changes.boxed())
-}
-
 fn start_watches(
     client: &Client,
-    scope: ClusterScope,
-    capi: CapiClusters,
+    shared: &Watches,
     queue: &Arc<Queue>,
 ) -> (Caches, impl Future<Output = ()> + use<>) {
     let all = watcher::Config::default;
     let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
     let (triggers, trigger_events) = reflect::<EventTrigger>(client, all());
-    let (fleet, fleet_events) = watch_fleet(client, scope, capi);
-    let (cluster_sets, cluster_set_events) = reflect::<ClusterSet>(client, all());
+    let (fleet, fleet_events) = (shared.fleet.clone(), shared.fleet_changes());
+    let (cluster_sets, cluster_set_events) =
+        (shared.cluster_sets.store(), shared.cluster_sets.objects());
     let (sources, source_events) = reflect::<EventSource>(client, all());
     let (reports, report_events) = reflect::<EventReport>(client, all());
-    let (config_maps, config_map_events) = reflect::<ConfigMap>(client, all());
-    let (secrets, secret_events) = reflect::<Secret>(client, all());
+    let (config_maps, config_map_events) =
+        (shared.config_maps.store(), shared.config_maps.objects());
+    let (secrets, secret_events) = (shared.secrets.store(), shared.secrets.objects());
     let (profiles, profile_events) = reflect::<ClusterProfile>(client, generated());
     let caches = Caches {
         triggers,

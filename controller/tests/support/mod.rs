@@ -13,6 +13,7 @@ use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
 use serde_json::{Value, json};
 use sveltos_events_controller::fleet::ClusterScope;
 use sveltos_events_controller::serve::Telemetry;
+use sveltos_events_controller::watches::Watches;
 use tokio::task::JoinHandle;
 
 /// Server-side applies `object` (any kind the cluster serves).
@@ -151,14 +152,14 @@ pub fn start_controllers(
     capi: clusters::capi::CapiClusters,
 ) -> Vec<JoinHandle<()>> {
     let telemetry = Telemetry::new();
+    let watches = Watches::start(mgmt, scope, capi);
     let (m, d) = (mgmt.clone(), mgmt.clone());
-    let (t, manager_scope, manager_capi) = (telemetry.clone(), scope.clone(), capi.clone());
+    let (t, manager_watches) = (telemetry.clone(), watches.clone());
     vec![
         tokio::spawn(async move {
             let _ = sveltos_events_controller::manager::run(
                 m,
-                manager_scope,
-                manager_capi,
+                manager_watches,
                 t,
                 std::future::pending(),
             )
@@ -167,8 +168,7 @@ pub fn start_controllers(
         tokio::spawn(async move {
             let _ = sveltos_events_controller::deployer::run(
                 d,
-                scope,
-                capi,
+                watches,
                 telemetry,
                 std::future::pending(),
             )

@@ -1,0 +1,54 @@
+//! The watches the manager and the deployer of one process share: one reflector per kind
+//! both read (ConfigMaps, Secrets, ClusterSets, SveltosClusters), the Cluster API watch, and
+//! the clusters made from them.
+
+use api::v1beta1::{ClusterSet, SveltosCluster};
+use clusters::shared::Shared;
+use clusters::{CapiClusters, Registry};
+use futures_util::stream::{BoxStream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Client;
+use kube::runtime::watcher;
+
+use crate::fleet::{ClusterScope, Fleet};
+
+/// Watches shared by the components of one process. Clones share them.
+#[derive(Clone)]
+pub struct Watches {
+    /// Every ConfigMap.
+    pub config_maps: Shared<ConfigMap>,
+    /// Every Secret.
+    pub secrets: Shared<Secret>,
+    /// Every ClusterSet.
+    pub cluster_sets: Shared<ClusterSet>,
+    /// Every SveltosCluster.
+    pub sveltos_clusters: Shared<SveltosCluster>,
+    /// The registered clusters of this process's scope, made once for every component.
+    pub fleet: Fleet,
+}
+
+impl Watches {
+    /// Starts the watches (within a Tokio runtime); `capi` is the process's Cluster API watch
+    /// and `scope` the clusters it handles.
+    pub fn start(client: &Client, scope: ClusterScope, capi: CapiClusters) -> Self {
+        let all = watcher::Config::default;
+        let sveltos_clusters = Shared::<SveltosCluster>::start(client, all());
+        let registry = Registry {
+            sveltos: sveltos_clusters.store(),
+            capi,
+        };
+        Watches {
+            config_maps: Shared::start(client, all()),
+            secrets: Shared::start(client, all()),
+            cluster_sets: Shared::start(client, all()),
+            sveltos_clusters,
+            fleet: Fleet::new(registry, scope),
+        }
+    }
+
+    /// A stream that yields when a registered cluster (of either kind) changes.
+    pub fn fleet_changes(&self) -> BoxStream<'static, ()> {
+        let sveltos = self.sveltos_clusters.objects().map(|_| ());
+        futures_util::stream::select(sveltos, self.fleet.registry.capi.changes()).boxed()
+    }
+}
