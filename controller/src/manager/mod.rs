@@ -6,16 +6,14 @@ pub mod apply;
 pub mod caches;
 pub mod conditions;
 pub mod legacy;
+pub mod marks;
 pub mod status;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use api::labels::{
-    AGENT_SOURCES_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL,
-};
-use api::secret_data;
+use api::labels::{EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL};
 use api::v1beta1::{
     ClusterInfo, ClusterProfile, EventReport, EventSource, EventTrigger, EventTriggerStatus,
     SveltosFeatureStatus, event_report_name,
@@ -41,6 +39,7 @@ use clusters::watch::reflect;
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
 use caches::Caches;
+use marks::Work;
 
 /// Errors of the running manager.
 #[derive(Debug, thiserror::Error)]
@@ -128,171 +127,103 @@ fn start_watches(
         status: Arc::default(),
     };
 
-    let all_triggers = {
-        let triggers = caches.triggers.clone();
-        let queue = Arc::clone(queue);
-        move || {
-            for trigger in triggers.state() {
-                queue.mark(trigger.metadata.name.clone().unwrap_or_default());
-            }
-        }
-    };
-    let by_source = {
-        let triggers = caches.triggers.clone();
-        let queue = Arc::clone(queue);
-        move |source: &str| {
-            for trigger in triggers.state() {
-                let wanted = &trigger.spec.event_source_name;
-                if wanted == source || wanted.contains("{{") {
+    let mark = {
+        let (caches, queue) = (caches.clone(), Arc::clone(queue));
+        move |work: Work| {
+            let every = |queue: &Queue| {
+                for trigger in caches.triggers.state() {
                     queue.mark(trigger.metadata.name.clone().unwrap_or_default());
                 }
+            };
+            match work {
+                Work::Nothing => {}
+                Work::Trigger(name) => queue.mark(name),
+                Work::Source(source) => {
+                    let triggers = caches.triggers.state();
+                    let triggers = triggers.iter().map(AsRef::as_ref);
+                    for name in marks::triggers_of_source(triggers, &source) {
+                        queue.mark(name);
+                    }
+                }
+                Work::Referenced => {
+                    caches.referenced_changed();
+                    every(&queue);
+                }
+                Work::Every => every(&queue),
             }
         }
     };
-    let owner = {
-        let queue = Arc::clone(queue);
-        move |labels: Option<&BTreeMap<String, String>>| {
-            if let Some(trigger) = labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL)) {
-                queue.mark(trigger.clone());
-            }
-        }
+    let trigger_task = {
+        let mark = mark.clone();
+        trigger_events.for_each(move |t| {
+            mark(Work::Trigger(t.metadata.name.unwrap_or_default()));
+            async {}
+        })
     };
-
-    let queue_for_triggers = Arc::clone(queue);
-    let trigger_task = trigger_events.for_each(move |t| {
-        queue_for_triggers.mark(t.metadata.name.clone().unwrap_or_default());
-        async {}
-    });
     let cluster_task = {
-        let all_triggers = all_triggers.clone();
+        let mark = mark.clone();
         let changes = futures_util::stream::select(fleet_events, cluster_set_events.map(|_| ()));
         changes.for_each(move |()| {
-            all_triggers();
+            mark(Work::Every);
             async {}
         })
     };
     let source_task = {
-        let by_source = by_source.clone();
-        let status = Arc::clone(&caches.status);
+        let (mark, status) = (mark.clone(), Arc::clone(&caches.status));
         source_events.for_each(move |s| {
-            let name = s.metadata.name.as_deref().unwrap_or_default();
-            status.source_changed(name);
-            by_source(name);
+            let name = s.metadata.name.unwrap_or_default();
+            status.source_changed(&name);
+            mark(Work::Source(name));
             async {}
         })
     };
-    let companion_source = by_source.clone();
-    // A report's status (the agent's failure, the manager's own conditions) plans nothing;
-    // its spec (a new generation) or its deletion does.
     let report_task = {
-        let caches = caches.clone();
-        let mut generations: HashMap<(String, String), Option<i64>> = HashMap::new();
+        let (mark, caches) = (mark.clone(), caches.clone());
+        let mut generations = marks::ReportGenerations::default();
         report_events.for_each(move |r| {
-            let source = r
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(EVENT_SOURCE_NAME_LABEL).cloned())
-                .unwrap_or_else(|| r.spec.event_source_name.clone());
-            let namespace = r.metadata.namespace.clone().unwrap_or_default();
-            let name = r.metadata.name.clone().unwrap_or_default();
-            let present = caches
-                .reports
-                .get(&ObjectRef::new(&name).within(&namespace))
-                .is_some();
-            caches.status.source_changed(&source);
-            caches.status.report_changed(&namespace, &name);
-            let key = (namespace, name);
-            let seen = if present {
-                generations.insert(key, r.metadata.generation)
-            } else {
-                generations.remove(&key);
-                None
-            };
-            if !present || seen != Some(r.metadata.generation) {
-                by_source(&source);
-            }
+            let namespace = r.metadata.namespace.as_deref().unwrap_or_default();
+            let name = r.metadata.name.as_deref().unwrap_or_default();
+            caches.status.source_changed(marks::report_source(&r));
+            caches.status.report_changed(namespace, name);
+            mark(generations.work(&r, cached(&caches.reports, &r.metadata)));
             async {}
         })
-    };
-    // A generated ConfigMap/Secret belongs to one trigger, an agent source list to none; any
-    // other may be referenced by any trigger.
-    let by_config_object = {
-        let caches = caches.clone();
-        let owner = owner.clone();
-        move |labels: Option<&BTreeMap<String, String>>| {
-            if labels.is_some_and(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL)) {
-                owner(labels);
-            } else if !labels.is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL)) {
-                caches.referenced_changed();
-                all_triggers();
-            }
-        }
     };
     let config_map_task = {
-        let by_config_object = by_config_object.clone();
-        let caches = caches.clone();
+        let (mark, caches) = (mark.clone(), caches.clone());
         config_map_events.for_each(move |c| {
-            let namespace = c.metadata.namespace.clone().unwrap_or_default();
-            let name = c.metadata.name.clone().unwrap_or_default();
-            let present = caches
-                .config_maps
-                .get(&ObjectRef::new(&name).within(&namespace))
-                .is_some();
             let version = c.metadata.resource_version.as_deref();
-            if !caches.is_echo("ConfigMap", &c.metadata, present, version) {
-                by_config_object(c.metadata.labels.as_ref());
-            }
+            let present = cached(&caches.config_maps, &c.metadata);
+            let echo = caches.is_echo("ConfigMap", &c.metadata, present, version);
+            mark(marks::config_object(&c.metadata, echo));
             async {}
         })
     };
-    // A report's companion Secret (collected Secrets' data) counts as part of the report.
     let secret_task = {
-        let caches = caches.clone();
+        let (mark, caches) = (mark.clone(), caches.clone());
         secret_events.for_each(move |s| {
-            let labels = s.metadata.labels.as_ref();
-            match labels.filter(|l| l.contains_key(secret_data::SECRET_DATA_LABEL)) {
-                Some(labels) => {
-                    if let Some(source) = labels.get(EVENT_SOURCE_NAME_LABEL) {
-                        companion_source(source);
-                    }
-                }
-                None => {
-                    let (namespace, name) =
-                        (s.metadata.namespace.as_deref(), s.metadata.name.as_deref());
-                    let present = caches
-                        .secrets
-                        .get(
-                            &ObjectRef::new(name.unwrap_or_default())
-                                .within(namespace.unwrap_or_default()),
-                        )
-                        .is_some();
-                    let version = s.metadata.resource_version.as_deref();
-                    if !caches.is_echo("Secret", &s.metadata, present, version) {
-                        by_config_object(labels);
-                    }
-                }
-            }
+            let work = marks::companion_source(&s.metadata).unwrap_or_else(|| {
+                let version = s.metadata.resource_version.as_deref();
+                let present = cached(&caches.secrets, &s.metadata);
+                let echo = caches.is_echo("Secret", &s.metadata, present, version);
+                marks::config_object(&s.metadata, echo)
+            });
+            mark(work);
             async {}
         })
     };
-    // The echo of the manager's own write (or of the deployer's status write, which leaves
-    // the generation) plans nothing; a deletion or anyone else's change does.
     let profile_task = {
         let caches = caches.clone();
-        let owner = owner.clone();
         profile_events.for_each(move |p| {
-            let name = p.metadata.name.clone().unwrap_or_default();
-            let present = caches.profiles.get(&ObjectRef::new(&name)).is_some();
+            let present = cached(&caches.profiles, &p.metadata);
             let generation = p.metadata.generation.map(|g| g.to_string());
-            if !caches.is_echo(
+            let echo = caches.is_echo(
                 "ClusterProfile",
                 &p.metadata,
                 present,
                 generation.as_deref(),
-            ) {
-                owner(p.metadata.labels.as_ref());
-            }
+            );
+            mark(marks::profile(&p.metadata, echo));
             async {}
         })
     };
@@ -308,6 +239,18 @@ fn start_watches(
         );
     };
     (caches, watches)
+}
+
+/// Whether `store` holds the object `meta` names.
+fn cached<K>(store: &kube::runtime::reflector::Store<K>, meta: &kube::api::ObjectMeta) -> bool
+where
+    K: Resource<DynamicType = ()> + Clone,
+{
+    let mut object = ObjectRef::new(meta.name.as_deref().unwrap_or_default());
+    if let Some(namespace) = &meta.namespace {
+        object = object.within(namespace);
+    }
+    store.get(&object).is_some()
 }
 
 pub(super) async fn caches_ready(caches: &Caches) -> bool {

@@ -8,7 +8,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use api::condition::{Condition, Verdict, merge, now, ready};
-use api::labels::EVENT_SOURCE_NAME_LABEL;
 use api::v1beta1::{EventReport, EventSource, ReportPhase};
 use kube::api::{Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
@@ -239,7 +238,7 @@ async fn write_source(
         .reports
         .state()
         .into_iter()
-        .filter(|r| report_source(r) == name)
+        .filter(|r| super::marks::report_source(r) == name)
         .collect();
     let reports: Vec<&EventReport> = reports.iter().map(AsRef::as_ref).collect();
     let verdicts = source_verdicts(valid, &reports);
@@ -256,16 +255,6 @@ async fn write_source(
         api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await,
     )
-}
-
-/// The EventSource a report answers.
-fn report_source(report: &EventReport) -> &str {
-    report
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(EVENT_SOURCE_NAME_LABEL))
-        .map_or(report.spec.event_source_name.as_str(), String::as_str)
 }
 
 /// The verdicts of a report at `generation`, given each consuming trigger's last pass; `None`
