@@ -10,6 +10,7 @@ pub mod fixtures;
 mod helpers;
 pub mod hub;
 pub mod observe;
+pub mod run;
 pub mod runtime;
 pub mod select;
 pub mod spoke;

@@ -4,6 +4,7 @@
 
 use anyhow::Context;
 use clap::Parser;
+use sveltos_events_agent::run;
 
 /// The sveltos-events agent. In hub mode (the default) one process in the management cluster
 /// serves every registered SveltosCluster through its kubeconfig Secret. In spoke mode it runs
@@ -51,31 +52,22 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("finding the cluster to run in")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
-    let listener = tokio::net::TcpListener::bind(args.http_addr)
-        .await
-        .with_context(|| format!("listening on {}", args.http_addr))?;
-    let http = axum::serve(listener, sveltos_events_agent::observe::router());
+    let mode = match args.mode {
+        Mode::Hub => run::Mode::Hub {
+            capi_onboard_annotation: args.capi_onboard_annotation,
+        },
+        Mode::Spoke => run::Mode::Spoke {
+            cluster_name: args.cluster_name,
+        },
+    };
+    let options = run::Options {
+        client,
+        mode,
+        http_addr: Some(args.http_addr),
+    };
     let shutdown = async {
         clusters::process::termination().await;
         tracing::info!("shutting down");
     };
-    let agent = async {
-        match args.mode {
-            Mode::Hub => {
-                sveltos_events_agent::hub::run(
-                    client.clone(),
-                    clusters::capi::watch(client, args.capi_onboard_annotation),
-                    shutdown,
-                )
-                .await
-            }
-            Mode::Spoke => {
-                sveltos_events_agent::spoke::run(client, args.cluster_name, shutdown).await;
-            }
-        }
-    };
-    tokio::select! {
-        () = agent => Ok(()),
-        served = http => served.context("serving /healthz, /readyz and /metrics"),
-    }
+    Ok(run::run(options, shutdown).await?)
 }

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod profiles;
 pub mod queue;
 pub mod render;
+pub mod run;
 pub mod serve;
 pub mod sets;
 pub mod tenancy;

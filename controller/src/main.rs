@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use clap::Parser;
+use sveltos_events_controller::run;
 
 /// The sveltos-events manager: watches EventTriggers, EventReports and clusters in the
 /// management cluster and keeps the generated ClusterProfiles, ConfigMaps and Secrets in step.
@@ -55,103 +56,35 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("finding the management cluster")?;
     let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
-    let telemetry = sveltos_events_controller::serve::Telemetry::new();
-    let listener = tokio::net::TcpListener::bind(args.http_addr)
-        .await
-        .with_context(|| format!("listening on {}", args.http_addr))?;
-    let router = sveltos_events_controller::serve::router(telemetry.clone());
-    let http = async move { axum::serve(listener, router).await };
-    let webhook = async {
-        let Some(addr) = args.webhook_addr else {
-            return std::future::pending().await;
-        };
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("listening on {addr}"))?;
+    let webhook = args.webhook_addr.map(|addr| {
         let webhook = sveltos_events_controller::webhook::Webhook {
             namespace: args.namespace.clone(),
             service: api::crd::CONVERSION_SERVICE.to_owned(),
             secret: args.webhook_secret.clone(),
         };
-        webhook
-            .serve(
-                client.clone(),
-                listener,
-                sveltos_events_controller::serve::webhook_router(),
-            )
-            .await
-            .context("the conversion webhook stopped")
+        (addr, webhook)
+    });
+    let leader = (!args.no_leader_election).then(|| run::Leader {
+        namespace: args.namespace.clone(),
+        identity: args
+            .identity
+            .clone()
+            .unwrap_or_else(|| format!("manager-{}", std::process::id())),
+    });
+    let options = run::Options {
+        client,
+        http_addr: Some(args.http_addr),
+        webhook,
+        leader,
+        scope: sveltos_events_controller::fleet::ClusterScope {
+            shard: args.shard_key,
+        },
+        capi_onboard_annotation: args.capi_onboard_annotation,
+        no_deployer: args.no_deployer,
     };
     let shutdown = async {
         clusters::process::termination().await;
         tracing::info!("shutting down");
     };
-    let scope = sveltos_events_controller::fleet::ClusterScope {
-        shard: args.shard_key.clone(),
-    };
-    // One leader per shard.
-    let lease = sveltos_events_controller::leader::lease_name(&args.shard_key);
-    let elector = (!args.no_leader_election).then(|| {
-        let identity = args
-            .identity
-            .clone()
-            .unwrap_or_else(|| format!("manager-{}", std::process::id()));
-        sveltos_events_controller::leader::Elector::new(
-            client.clone(),
-            &args.namespace,
-            &lease,
-            &identity,
-        )
-    });
-    let lead = async {
-        if let Some(elector) = &elector {
-            // The Lease lives in Sveltos' namespace, which may not exist yet.
-            sveltos_events_controller::manager::ensure_namespace(&client, &args.namespace)
-                .await
-                .context("creating the projectsveltos namespace")?;
-            tracing::info!("waiting to become the leader");
-            elector.acquire().await;
-            tracing::info!("leading");
-        }
-        let capi = clusters::capi::watch(client.clone(), args.capi_onboard_annotation.clone());
-        // One watch per kind for the manager and the deployer.
-        let watches =
-            sveltos_events_controller::watches::Watches::start(&client, scope.clone(), capi);
-        let manager = sveltos_events_controller::manager::run(
-            client.clone(),
-            watches.clone(),
-            telemetry.clone(),
-            std::future::pending(),
-        );
-        let deployer = async {
-            if args.no_deployer {
-                std::future::pending().await
-            } else {
-                sveltos_events_controller::deployer::run(
-                    client.clone(),
-                    watches.clone(),
-                    telemetry.clone(),
-                    std::future::pending(),
-                )
-                .await
-            }
-        };
-        let held = async {
-            match &elector {
-                Some(elector) => elector.hold().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            result = manager => result.context("the manager stopped"),
-            result = deployer => result.context("the deployer stopped"),
-            () = held => anyhow::bail!("lost the leader Lease; stopping so that only one replica acts"),
-        }
-    };
-    tokio::select! {
-        () = shutdown => Ok(()),
-        result = http => result.context("the HTTP endpoints stopped"),
-        result = webhook => result,
-        result = lead => result,
-    }
+    Ok(run::run(options, shutdown).await?)
 }

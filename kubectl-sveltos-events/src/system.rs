@@ -180,42 +180,36 @@ pub async fn start(
         .await?;
         registered.push((cluster.name.clone(), labels));
     }
-    // One watch of Cluster API clusters for the hub, the manager and the deployer.
-    let capi = clusters::capi::watch(manager_client.clone(), None);
-    let agent = tokio::spawn(agent::hub::run(
-        agent_client,
-        capi.clone(),
-        std::future::pending(),
-    ));
-    let telemetry = controller::serve::Telemetry::new();
-    let deployer_client = manager_client.clone();
-    let manager_telemetry = telemetry.clone();
-    // One watch per kind for the manager and the deployer.
-    let watches = controller::watches::Watches::start(&manager_client, Default::default(), capi);
-    let manager_watches = watches.clone();
-    let manager = tokio::spawn(async move {
-        if let Err(error) = controller::manager::run(
-            manager_client,
-            manager_watches,
-            manager_telemetry,
-            std::future::pending(),
-        )
-        .await
-        {
-            tracing::error!(%error, "the manager stopped");
+    // The same runs as the binaries', without endpoints or leader election.
+    let agent = tokio::spawn(async move {
+        let options = agent::run::Options {
+            client: agent_client,
+            mode: agent::run::Mode::Hub {
+                capi_onboard_annotation: None,
+            },
+            http_addr: None,
+        };
+        if let Err(error) = agent::run::run(options, std::future::pending()).await {
+            tracing::error!(%error, "the agent stopped");
         }
     });
-    let deployer = tokio::spawn(async move {
-        if let Err(error) =
-            controller::deployer::run(deployer_client, watches, telemetry, std::future::pending())
-                .await
-        {
-            tracing::error!(%error, "the deployer stopped");
+    let manager = tokio::spawn(async move {
+        let options = controller::run::Options {
+            client: manager_client,
+            http_addr: None,
+            webhook: None,
+            leader: None,
+            scope: Default::default(),
+            capi_onboard_annotation: None,
+            no_deployer: false,
+        };
+        if let Err(error) = controller::run::run(options, std::future::pending()).await {
+            tracing::error!(%error, "the manager stopped");
         }
     });
     Ok((
         Controllers {
-            tasks: vec![agent, manager, deployer],
+            tasks: vec![agent, manager],
         },
         registered,
     ))

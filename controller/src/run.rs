@@ -1,0 +1,175 @@
+//! The whole manager process as a library call: its endpoints, the conversion webhook, the
+//! leader election, and the manager and the deployer on shared watches. The binary parses
+//! flags into [`Options`]; the plugin's sandbox calls the same [`run`].
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use kube::Client;
+
+use crate::deployer::DeployerError;
+use crate::fleet::ClusterScope;
+use crate::leader::Elector;
+use crate::manager::ManagerError;
+use crate::serve::Telemetry;
+use crate::watches::Watches;
+use crate::webhook::Webhook;
+
+/// What the process runs.
+pub struct Options {
+    /// The management cluster.
+    pub client: Client,
+    /// Address of /healthz, /readyz, /metrics (and of /convert over plain HTTP); none when
+    /// embedded.
+    pub http_addr: Option<SocketAddr>,
+    /// The conversion webhook over HTTPS: its address and how its certificates are kept.
+    pub webhook: Option<(SocketAddr, Webhook)>,
+    /// Leader election: the Lease's namespace and this replica's identity; none for a single
+    /// replica.
+    pub leader: Option<Leader>,
+    /// The clusters this process handles (its shard).
+    pub scope: ClusterScope,
+    /// Handle only the Cluster API clusters carrying this annotation (all when none).
+    pub capi_onboard_annotation: Option<String>,
+    /// Leave deployment to Sveltos' addon-controller.
+    pub no_deployer: bool,
+}
+
+/// A replica's place in leader election.
+pub struct Leader {
+    /// Namespace of the Lease.
+    pub namespace: String,
+    /// This replica's identity in the Lease.
+    pub identity: String,
+}
+
+/// Why the process stopped before it was asked to.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// An address could not be listened on.
+    #[error("listening on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The HTTP endpoints stopped.
+    #[error("the HTTP endpoints stopped: {0}")]
+    Http(std::io::Error),
+    /// The conversion webhook stopped.
+    #[error("the conversion webhook stopped: {0}")]
+    Webhook(#[from] crate::webhook::Error),
+    /// The Lease's namespace could not be made.
+    #[error("creating namespace {namespace} for the leader Lease: {source}")]
+    Namespace {
+        /// The namespace.
+        namespace: String,
+        /// Why.
+        source: ManagerError,
+    },
+    /// The manager stopped.
+    #[error("the manager stopped: {0}")]
+    Manager(ManagerError),
+    /// The deployer stopped.
+    #[error("the deployer stopped: {0}")]
+    Deployer(DeployerError),
+    /// Another replica took the Lease.
+    #[error("lost the leader Lease; stopping so that only one replica acts")]
+    LostLease,
+}
+
+async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, RunError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| RunError::Listen { addr, source })
+}
+
+/// Runs the process until `shutdown` completes (`Ok`) or a part of it stops (`Err`).
+pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
+    let Options {
+        client,
+        http_addr,
+        webhook,
+        leader,
+        scope,
+        capi_onboard_annotation,
+        no_deployer,
+    } = options;
+    let telemetry = Telemetry::new();
+    let http = async {
+        let Some(addr) = http_addr else {
+            return std::future::pending().await;
+        };
+        let router = crate::serve::router(telemetry.clone());
+        axum::serve(listen(addr).await?, router)
+            .await
+            .map_err(RunError::Http)
+    };
+    let webhook = async {
+        let Some((addr, webhook)) = webhook else {
+            return std::future::pending().await;
+        };
+        let listener = listen(addr).await?;
+        let router = crate::serve::webhook_router();
+        Ok(webhook.serve(client.clone(), listener, router).await?)
+    };
+    // One leader per shard.
+    let elector = leader.as_ref().map(|leader| {
+        let lease = crate::leader::lease_name(&scope.shard);
+        Elector::new(client.clone(), &leader.namespace, &lease, &leader.identity)
+    });
+    let lead = async {
+        if let (Some(elector), Some(leader)) = (&elector, &leader) {
+            // The Lease lives in Sveltos' namespace, which may not exist yet.
+            crate::manager::ensure_namespace(&client, &leader.namespace)
+                .await
+                .map_err(|source| RunError::Namespace {
+                    namespace: leader.namespace.clone(),
+                    source,
+                })?;
+            tracing::info!("waiting to become the leader");
+            elector.acquire().await;
+            tracing::info!("leading");
+        }
+        let capi = clusters::capi::watch(client.clone(), capi_onboard_annotation.clone());
+        // One watch per kind for the manager and the deployer.
+        let watches = Watches::start(&client, scope.clone(), capi);
+        let manager = crate::manager::run(
+            client.clone(),
+            watches.clone(),
+            telemetry.clone(),
+            std::future::pending(),
+        );
+        let deployer = async {
+            if no_deployer {
+                return std::future::pending().await;
+            }
+            crate::deployer::run(
+                client.clone(),
+                watches,
+                telemetry.clone(),
+                std::future::pending(),
+            )
+            .await
+            .map_err(RunError::Deployer)
+        };
+        let held = async {
+            match &elector {
+                Some(elector) => elector.hold().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = manager => result.map_err(RunError::Manager),
+            result = deployer => result,
+            () = held => Err(RunError::LostLease),
+        }
+    };
+    tokio::select! {
+        () = shutdown => Ok(()),
+        result = http => result,
+        result = webhook => result,
+        result = lead => result,
+    }
+}
