@@ -7,6 +7,7 @@ pub mod caches;
 pub mod conditions;
 pub mod legacy;
 pub mod marks;
+pub mod scripts;
 pub mod status;
 
 use std::collections::HashMap;

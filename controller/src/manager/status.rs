@@ -162,19 +162,9 @@ pub async fn run(client: Client, caches: Caches) {
     }
 }
 
-/// Whether `source`'s scripts compile and define `evaluate()`.
+/// Whether `source`'s scripts are valid Lua that defines `evaluate()`.
 fn scripts_verdict(source: &EventSource) -> Verdict {
-    let checked = agent::runtime::LuaRuntime::new(agent::runtime::Limits::default())
-        .map_err(|e| format!("cannot start Lua: {e}"))
-        .and_then(|runtime| {
-            agent::evaluate::validate(&runtime, source).map_err(|error| match error {
-                agent::error::Error::Evaluation { place, message, .. } => {
-                    format!("{place}: {message}")
-                }
-                other => other.to_string(),
-            })
-        });
-    match checked {
+    match super::scripts::check(source) {
         Ok(()) => Verdict::holds(VALID, "Valid", "its scripts compile"),
         Err(message) => Verdict::fails(VALID, "InvalidScript", message),
     }

@@ -1,0 +1,133 @@
+//! The manager's script check (syntax, without a Lua VM) against the agent's (the Lua VM
+//! loading the script) on every EventSource of the fixture suites: both must call the same
+//! scripts valid, apart from the differences written below.
+
+use std::path::{Path, PathBuf};
+
+use agent::{Limits, LuaRuntime, evaluate};
+use sveltos_events_controller::manager::scripts;
+
+fn event_sources(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            event_sources(&path, found);
+        } else if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("eventsource"))
+        {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_syntax_check_agrees_with_the_lua_vm_on_every_fixture() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    event_sources(&root.join("../agent/tests/fixtures"), &mut paths);
+    event_sources(&root.join("../../shared/conformance"), &mut paths);
+    assert!(paths.len() >= 80, "only {} EventSources found", paths.len());
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    let mut disagreements = Vec::new();
+    for path in &paths {
+        let text = std::fs::read_to_string(path).unwrap();
+        let Ok(source) = api::load::event_source_from_yaml(&text) else {
+            continue;
+        };
+        let by_syntax = scripts::check(&source);
+        let by_vm = evaluate::validate(&runtime, &source);
+        // The VM runs the script's top level too: a script whose top level loops forever or
+        // exhausts memory fails there and is valid syntax (its clusters then say so).
+        let runs_badly = matches!(&by_vm, Err(e) if e.to_string().contains("budget")
+            || e.to_string().contains("memory") || e.to_string().contains("limit"));
+        if by_syntax.is_ok() != by_vm.is_ok() && !(by_syntax.is_ok() && runs_badly) {
+            disagreements.push(format!(
+                "{}: syntax {:?}, vm {:?}",
+                path.display(),
+                by_syntax,
+                by_vm.map_err(|e| e.to_string())
+            ));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+#[test]
+fn both_offer_the_same_modules() {
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    for module in ["json", "strings", "runes", "sprig", "socket", "os", "io"] {
+        let script =
+            format!("local m = require(\"{module}\")\nfunction evaluate() return {{}} end");
+        let source: api::v1beta1::EventSource = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "es"},
+            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service",
+                     "evaluate": script}]}
+        }))
+        .unwrap();
+        let by_syntax = scripts::check(&source);
+        let by_vm = evaluate::validate(&runtime, &source).map_err(|e| e.to_string());
+        assert_eq!(
+            by_syntax.is_ok(),
+            by_vm.is_ok(),
+            "{module}: {by_syntax:?} {by_vm:?}"
+        );
+        if let (Err(syntax), Err(vm)) = (&by_syntax, &by_vm) {
+            assert!(
+                vm.ends_with(
+                    syntax
+                        .split(": ")
+                        .skip(1)
+                        .collect::<Vec<_>>()
+                        .join(": ")
+                        .as_str()
+                ),
+                "{vm} / {syntax}"
+            );
+        }
+    }
+}
+
+#[test]
+fn both_refuse_what_nests_deeper_than_lua_allows() {
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    let body = |depth: usize| {
+        [
+            format!("return {}1{}", "(".repeat(depth), ")".repeat(depth)),
+            format!("return {}1{}", "{".repeat(depth), "}".repeat(depth)),
+            format!("return 'a'{}", " .. 'a'".repeat(depth)),
+            format!("return {}1", "- ".repeat(depth)),
+            format!(
+                "{}return {{}} {}",
+                "do ".repeat(depth),
+                "end ".repeat(depth)
+            ),
+        ]
+    };
+    for depth in [50, 150, 190, 260, 1_000] {
+        for (form, body) in body(depth).into_iter().enumerate() {
+            let script = format!("function evaluate() {body} end");
+            let source: api::v1beta1::EventSource = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "es"},
+                "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service",
+                         "evaluate": script}]}
+            }))
+            .unwrap();
+            let by_syntax = scripts::check(&source);
+            let by_vm = evaluate::validate(&runtime, &source).map_err(|e| e.to_string());
+            assert_eq!(
+                by_syntax.is_ok(),
+                by_vm.is_ok(),
+                "depth {depth}, form {form}: {by_syntax:?} / {by_vm:?}"
+            );
+            assert_eq!(
+                by_vm.is_ok(),
+                depth < 200,
+                "depth {depth}, form {form}: {by_vm:?}"
+            );
+        }
+    }
+}
