@@ -118,6 +118,9 @@ fn write_scalar(
         Value::String(s) => write_string(out, s, column)?,
         Value::Map(_) => out.push_str("{}"),
         Value::List(_) => out.push_str("[]"),
+        Value::Object(object) => {
+            write_scalar(out, &Value::from(&object.json()), flavour, column)?;
+        }
     }
     Ok(())
 }

@@ -30,6 +30,7 @@ pub fn write_v(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
+        Value::Object(object) => out.push_str(&object.text()),
         Value::Map(map) => {
             out.push_str("map[");
             for (i, (k, v)) in map.iter().enumerate() {

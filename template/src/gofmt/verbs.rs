@@ -179,6 +179,11 @@ pub fn format_one(spec: &Spec, verb: char, arg: &Value) -> String {
             'v' | 's' => Some(spec.pad(to_v(arg), false)),
             _ => None,
         },
+        // Go's handleMethods: the verbs a string takes print the String method's text.
+        Value::Object(object) => match verb {
+            'v' | 's' | 'x' | 'X' | 'q' => format_str(spec, verb, &object.text()),
+            _ => None,
+        },
     };
     formatted.unwrap_or_else(|| bad_verb(spec, verb, arg))
 }
