@@ -7,12 +7,16 @@
 //! (event-manager's `copy`, `setField`, `removeField`: 4-space indent aligned to multiples of
 //! four, sequences indented, no folding).
 
+mod decode;
 mod document;
+mod errors;
+mod position;
 mod resolve;
 mod scalar;
 mod writer;
 
 use crate::value::Value;
+pub use decode::decode;
 use writer::Writer;
 
 /// How one Go YAML encoder lays documents out.
