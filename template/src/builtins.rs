@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 use std::fmt::Write;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 use crate::gofmt;
@@ -334,6 +334,25 @@ fn eq_one(a: &Value, b: &Value) -> Result<bool, FuncError> {
         (x, y) if ka == Kind::Int => x.as_int() == y.as_int(),
         (Value::Null, Value::Null) => true,
         (Value::Null, _) | (_, Value::Null) => false,
+        // Pointers (*semver.Version) are equal when they are the same pointer; struct values
+        // when their fields are.
+        (Value::Object(x), Value::Object(y)) if x.type_name() == y.type_name() => {
+            if x.kind_name() == "ptr" {
+                std::ptr::addr_eq(Arc::as_ptr(x), Arc::as_ptr(y))
+            } else {
+                x == y
+            }
+        }
+        (x @ Value::Object(_), y @ Value::Object(_)) => {
+            return Err(format!(
+                "non-comparable types {}: {}, {}: {}",
+                gofmt::to_v(x),
+                x.type_name(),
+                y.type_name(),
+                gofmt::to_v(y)
+            )
+            .into());
+        }
         (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
             return Err(format!(
                 "non-comparable types {}: {}, {}: {}",

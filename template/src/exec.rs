@@ -393,7 +393,7 @@ impl<'a> State<'a> {
         match first {
             Arg::Field(_, idents) => {
                 self.at = At::Arg(first);
-                self.eval_field_chain(dot.clone(), idents, &cmd.args, last)
+                self.eval_field_chain(dot, dot.clone(), idents, &cmd.args, last)
             }
             Arg::Chain(_, node, fields) => {
                 self.eval_chain(dot, first, node, fields, &cmd.args, last)
@@ -405,7 +405,7 @@ impl<'a> State<'a> {
                 self.not_a_function(&cmd.args, &last)?;
                 self.eval_pipeline(dot, pipe)
             }
-            Arg::Variable(_, idents) => self.eval_variable(first, idents, &cmd.args, last),
+            Arg::Variable(_, idents) => self.eval_variable(dot, first, idents, &cmd.args, last),
             _ => {
                 self.at = At::Arg(first);
                 self.not_a_function(&cmd.args, &last)?;
@@ -433,6 +433,7 @@ impl<'a> State<'a> {
 
     fn eval_variable(
         &mut self,
+        dot: &Val,
         node: &'a Arg,
         idents: &'a [String],
         args: &'a [Arg],
@@ -444,7 +445,7 @@ impl<'a> State<'a> {
             self.not_a_function(args, &last)?;
             return Ok(value);
         }
-        self.eval_field_chain(value, &idents[1..], args, last)
+        self.eval_field_chain(dot, value, &idents[1..], args, last)
     }
 
     fn eval_chain(
@@ -462,7 +463,7 @@ impl<'a> State<'a> {
         }
         let receiver = self.eval_node(dot, node)?;
         self.at = At::Arg(chain);
-        self.eval_field_chain(receiver, fields, args, last)
+        self.eval_field_chain(dot, receiver, fields, args, last)
     }
 
     /// Evaluates a non-literal operand to its value.
@@ -470,8 +471,8 @@ impl<'a> State<'a> {
         self.at = At::Arg(node);
         match node {
             Arg::Dot(_) => Ok(dot.clone()),
-            Arg::Field(_, idents) => self.eval_field_chain(dot.clone(), idents, &[], None),
-            Arg::Variable(_, idents) => self.eval_variable(node, idents, &[], None),
+            Arg::Field(_, idents) => self.eval_field_chain(dot, dot.clone(), idents, &[], None),
+            Arg::Variable(_, idents) => self.eval_variable(dot, node, idents, &[], None),
             Arg::Pipe(pipe) => self.eval_pipeline(dot, pipe),
             Arg::Identifier(_, name) => {
                 self.eval_function(dot, node, name, At::Arg(node), &[], None)
@@ -484,22 +485,32 @@ impl<'a> State<'a> {
         }
     }
 
+    /// `.a.b.c` on `receiver`; `args` (the command, its first element the field itself) and
+    /// `last` (a piped value) go to the final field when it is a method.
     fn eval_field_chain(
         &mut self,
+        dot: &Val,
         mut receiver: Val,
         idents: &[String],
-        args: &[Arg],
+        args: &'a [Arg],
         last: Option<Val>,
     ) -> Eval<Val> {
         let n = idents.len();
         for ident in &idents[..n - 1] {
-            receiver = self.eval_field(ident, false, receiver)?;
+            receiver = self.eval_field(dot, ident, &[], None, receiver)?;
         }
-        let has_args = args.len() > 1 || last.is_some();
-        self.eval_field(&idents[n - 1], has_args, receiver)
+        self.eval_field(dot, &idents[n - 1], args, last, receiver)
     }
 
-    fn eval_field(&mut self, name: &str, has_args: bool, receiver: Val) -> Eval<Val> {
+    fn eval_field(
+        &mut self,
+        dot: &Val,
+        name: &str,
+        args: &'a [Arg],
+        last: Option<Val>,
+        receiver: Val,
+    ) -> Eval<Val> {
+        let has_args = args.len() > 1 || last.is_some();
         let missing_key = self.template.options.missing_key;
         let Some(receiver) = receiver else {
             if missing_key == MissingKey::Error {
@@ -524,6 +535,23 @@ impl<'a> State<'a> {
                 }
             }
             Value::Null => Err(self.error(format!("nil pointer evaluating interface {{}}.{name}"))),
+            Value::Object(object) => {
+                if let Some(method) = object.method(name) {
+                    let call_site = self.at;
+                    let method_args = args.get(1..).unwrap_or_default();
+                    return self.call(dot, &method, name, call_site, method_args, last);
+                }
+                if object.has_unexported_field(name) {
+                    return Err(self.error(format!(
+                        "{name} is an unexported field of struct type {}",
+                        object.type_name()
+                    )));
+                }
+                Err(self.error(format!(
+                    "can't evaluate field {name} in type {}",
+                    object.type_name()
+                )))
+            }
             other => Err(self.error(format!(
                 "can't evaluate field {name} in type {}",
                 other.type_name()
@@ -552,6 +580,21 @@ impl<'a> State<'a> {
         let Some((function, is_builtin)) = self.lookup(name) else {
             return Err(self.error(format!("{} is not a defined function", quote(name))));
         };
+        if is_builtin && (name == "and" || name == "or") {
+            self.check_arity(function, name, args, &last)?;
+            return self.eval_and_or(dot, name == "or", args, last);
+        }
+        self.call(dot, function, name, call_site, args, last)
+    }
+
+    /// Go's `evalCall` check of the argument count against the signature.
+    fn check_arity(
+        &self,
+        function: &Function,
+        name: &str,
+        args: &[Arg],
+        last: &Option<Val>,
+    ) -> Eval<()> {
         let num_in = args.len() + usize::from(last.is_some());
         let num_fixed = function.params.len();
         if function.variadic.is_some() {
@@ -566,9 +609,22 @@ impl<'a> State<'a> {
                 "wrong number of args for {name}: want {num_fixed} got {num_in}"
             )));
         }
-        if is_builtin && (name == "and" || name == "or") {
-            return self.eval_and_or(dot, name == "or", args, last);
-        }
+        Ok(())
+    }
+
+    /// Calls a function or a bound method with the command's `args` and the piped `last`,
+    /// checked against its signature as Go's `evalCall` checks them.
+    fn call(
+        &mut self,
+        dot: &Val,
+        function: &Function,
+        name: &str,
+        call_site: At<'a>,
+        args: &'a [Arg],
+        last: Option<Val>,
+    ) -> Eval<Val> {
+        self.check_arity(function, name, args, &last)?;
+        let num_in = args.len() + usize::from(last.is_some());
         let mut argv = Vec::with_capacity(num_in);
         for (i, arg) in args.iter().enumerate() {
             let param = function.param(i).unwrap_or(Param::Any);
@@ -658,7 +714,7 @@ impl<'a> State<'a> {
             Param::Int | Param::Int64 => "integer",
             Param::Float => "float",
             Param::String => "string",
-            Param::List | Param::Map | Param::Any => {
+            Param::List | Param::Map | Param::Any | Param::Object(_) => {
                 return self.error(format!(
                     "can't handle {arg} for arg of type {}",
                     param.go_name()

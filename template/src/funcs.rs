@@ -26,6 +26,8 @@ pub enum Param {
     List,
     /// `map[string]interface{}`.
     Map,
+    /// A Go object type by name (`*semver.Version`): only objects of that type fit.
+    Object(&'static str),
 }
 
 impl Param {
@@ -40,12 +42,17 @@ impl Param {
             Param::Bool => "bool",
             Param::List => "[]interface {}",
             Param::Map => "map[string]interface {}",
+            Param::Object(name) => name,
         }
     }
 
     /// Whether a value of this Go type can be nil (so a nil argument is its zero value).
     pub fn can_be_nil(self) -> bool {
-        matches!(self, Param::Any | Param::List | Param::Map)
+        match self {
+            Param::Any | Param::List | Param::Map => true,
+            Param::Object(name) => name.starts_with('*'),
+            _ => false,
+        }
     }
 
     /// The zero value of the type, given for a missing argument.
@@ -59,11 +66,15 @@ impl Param {
             Param::Bool => Value::Bool(false),
             Param::List => Value::list(Vec::new()),
             Param::Map => Value::map(Default::default()),
+            Param::Object(_) => Value::Null,
         }
     }
 
     /// Whether `value` is assignable to this type without conversion.
     pub fn accepts(self, value: &Value) -> bool {
+        if let (Param::Object(name), Value::Object(object)) = (self, value) {
+            return object.type_name() == name;
+        }
         matches!(
             (self, value),
             (Param::Any, _)

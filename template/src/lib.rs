@@ -13,6 +13,7 @@ pub mod funcs;
 pub mod gofmt;
 pub mod lex;
 mod literal;
+pub mod object;
 mod parse;
 pub mod sprig;
 pub mod sveltos;
@@ -22,5 +23,6 @@ pub mod yaml;
 
 pub use cache::TemplateCache;
 pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};
+pub use object::Object;
 pub use template::{Error, Limits, MissingKey, Options, Template};
 pub use value::Value;

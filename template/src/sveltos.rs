@@ -139,7 +139,12 @@ fn libsveltos_funcs() -> FuncMap {
     );
     type Parser = fn(&str) -> Result<Value, String>;
     let decoders: [(&str, Parser, &str); 2] = [
-        ("Yaml", parse_yaml, "error unmarshaling JSON: "),
+        // sigs.k8s.io/yaml (1.4 and later) wraps encoding/json's error twice.
+        (
+            "Yaml",
+            yaml::decode,
+            "error unmarshaling JSON: while decoding JSON: ",
+        ),
         ("Json", parse_json, ""),
     ];
     for (format, parse, prefix) in decoders {
@@ -231,16 +236,6 @@ fn parse_json(text: &str) -> Result<Value, String> {
     serde_json::from_str::<serde_json::Value>(text)
         .map(|json| floats(&json))
         .map_err(|e| e.to_string())
-}
-
-/// YAML read as sigs.k8s.io/yaml reads it: through JSON, so numbers are float64.
-fn parse_yaml(text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Null);
-    }
-    serde_saphyr::from_str::<serde_json::Value>(text)
-        .map(|json| floats(&json))
-        .map_err(|e| format!("error converting YAML to JSON: {e}"))
 }
 
 /// YAML text of `value` without its final newline; "" when it cannot be encoded.

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::object::Object;
+
 /// A template value. Lists and maps are shared (`Arc`) so passing them around is cheap.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -23,6 +25,9 @@ pub enum Value {
     List(Arc<Vec<Value>>),
     /// `map[string]interface{}`, iterated in key order as Go does.
     Map(Arc<BTreeMap<String, Value>>),
+    /// A Go value with methods (sprig's `*semver.Version`); `==` is `reflect.DeepEqual`, while
+    /// the template `eq` compares pointers as Go does.
+    Object(Arc<dyn Object>),
 }
 
 impl Value {
@@ -52,10 +57,11 @@ impl Value {
             Value::String(_) => "string",
             Value::List(_) => "[]interface {}",
             Value::Map(_) => "map[string]interface {}",
+            Value::Object(object) => object.type_name(),
         }
     }
 
-    /// Go's truth: false, 0, "", empty list/map and nil are false.
+    /// Go's truth: false, 0, "", empty list/map and nil are false (objects are true).
     pub fn is_true(&self) -> bool {
         match self {
             Value::Null => false,
@@ -65,6 +71,7 @@ impl Value {
             Value::String(s) => !s.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.is_empty(),
+            Value::Object(_) => true,
         }
     }
 
@@ -113,7 +120,7 @@ impl From<&serde_json::Value> for Value {
 }
 
 impl From<&Value> for serde_json::Value {
-    /// Back to JSON; non-finite floats become `null`.
+    /// Back to JSON; non-finite floats become `null`, objects what their `MarshalJSON` gives.
     fn from(value: &Value) -> Self {
         match value {
             Value::Null => serde_json::Value::Null,
@@ -128,6 +135,7 @@ impl From<&Value> for serde_json::Value {
                     .map(|(k, v)| (k.clone(), serde_json::Value::from(v)))
                     .collect(),
             ),
+            Value::Object(object) => object.json(),
         }
     }
 }

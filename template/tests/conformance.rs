@@ -35,14 +35,10 @@ const KNOWN_SPRIG_FAILURES: &[&str] = &[
     // Go maps are shared references: mergeOverwrite puts $one's inner map into $target, and
     // the second merge then changes it through $target. Our maps are values.
     "TestIssue188 {{- $target := dict -}}\n\t\t\t{{- $one := dict \"foo\" (dict \"bar\" \"baz\") \"qux\" true -}}\n\t\t\t{{- $two := dict \"foo\" (dict \"bar\" \"baz2\") \"qux\" false -}}\n\t\t\t{{- mergeOverwrite $target $one | toString | trunc 0 }}{{ $__ := mergeOverwrite $target $two }}{{ $one }}",
-    // Methods on values (semver's *Version.Compare) are not supported.
-    "TestSemver {{ semver \"1.2.3\" | (semver \"1.2.3\").Compare }}",
-    "TestSemver {{ semver \"1.2.3\" | (semver \"1.3.3\").Compare }}",
-    "TestSemver {{ semver \"1.4.3\" | (semver \"1.2.3\").Compare }}",
 ];
 
 #[test]
-fn sprig_vectors_pass_at_least_99_percent() {
+fn sprig_vectors_pass_but_the_known_failure() {
     let (total, report) = run("sprig.json");
     assert!(total >= 440, "sprig.json shrank to {total} vectors");
     let unexpected: Vec<_> = report
@@ -51,7 +47,7 @@ fn sprig_vectors_pass_at_least_99_percent() {
         .filter(|f| !KNOWN_SPRIG_FAILURES.contains(&f.name.as_str()))
         .collect();
     assert!(
-        report.failures.len() <= 4 && unexpected.is_empty(),
+        report.failures.len() <= KNOWN_SPRIG_FAILURES.len() && unexpected.is_empty(),
         "{} failures, {} not in the known list:\n{}",
         report.failures.len(),
         unexpected.len(),

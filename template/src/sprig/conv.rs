@@ -147,6 +147,7 @@ pub fn kind_name(value: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::List(_) => "slice",
         Value::Map(_) => "map",
+        Value::Object(object) => object.kind_name(),
     }
 }
 

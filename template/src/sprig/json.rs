@@ -93,6 +93,10 @@ fn write_value(
         Value::Int(i) | Value::Int64(i) => {
             let _ = write!(out, "{i}");
         }
+        // Its MarshalJSON.
+        Value::Object(object) => {
+            write_value(out, &Value::from(&object.json()), html, indent, depth)?;
+        }
         Value::Float(f) => out.push_str(&format_float(*f)?),
         Value::String(s) => write_string(out, s, html),
         Value::List(items) => {

@@ -15,6 +15,7 @@ pub mod random;
 pub mod regex;
 pub mod semver;
 pub mod strings;
+pub mod version;
 
 use std::sync::OnceLock;
 

@@ -1,11 +1,11 @@
-//! Masterminds/semver v3 as sprig exposes it: `semver` (a version's fields as a map) and
-//! `semverCompare` (constraints with `||`, `,`, ranges, wildcards, `~` and `^`).
+//! Masterminds/semver v3 as sprig exposes it: `semver` (a `*semver.Version`, see `version`)
+//! and `semverCompare` (constraints with `||`, `,`, ranges, wildcards, `~` and `^`).
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use crate::funcs::{FuncError, FuncMap, Function, Param};
 use crate::sprig::conv::str_arg;
+use crate::sprig::version::{SemverValue, Version};
 use crate::value::Value;
 
 /// Registers `semver` and `semverCompare`.
@@ -13,15 +13,7 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "semver",
         Function::new(&[Param::String], |a| {
-            let v = Version::parse(str_arg(&a[0]))?;
-            let mut m = BTreeMap::new();
-            m.insert("Major".to_string(), Value::Int64(v.major as i64));
-            m.insert("Minor".to_string(), Value::Int64(v.minor as i64));
-            m.insert("Patch".to_string(), Value::Int64(v.patch as i64));
-            m.insert("Prerelease".to_string(), Value::string(v.pre.as_str()));
-            m.insert("Metadata".to_string(), Value::string(v.metadata.as_str()));
-            m.insert("Original".to_string(), Value::string(str_arg(&a[0])));
-            Ok(Value::map(m))
+            Version::parse(str_arg(&a[0])).map(SemverValue::pointer)
         }),
     );
     map.insert(
@@ -36,133 +28,6 @@ pub fn register(map: &mut FuncMap) {
             ))
         }),
     );
-}
-
-fn invalid() -> FuncError {
-    FuncError("Invalid Semantic Version".into())
-}
-
-/// A parsed version; `minor_dirty`/`patch_dirty` mark parts missing or wildcards in a
-/// constraint.
-#[derive(Debug, Clone, Default)]
-struct Version {
-    major: u64,
-    minor: u64,
-    patch: u64,
-    pre: String,
-    metadata: String,
-    minor_dirty: bool,
-    patch_dirty: bool,
-}
-
-fn valid_identifiers(s: &str, numeric_no_leading_zero: bool) -> bool {
-    s.split('.').all(|part| {
-        !part.is_empty()
-            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-            && !(numeric_no_leading_zero
-                && part.len() > 1
-                && part.starts_with('0')
-                && part.bytes().all(|b| b.is_ascii_digit()))
-    })
-}
-
-impl Version {
-    fn parse(text: &str) -> Result<Version, FuncError> {
-        Version::parse_with(text, false)
-    }
-
-    /// Parses `v1.2.3-pre+meta`; missing minor/patch are allowed, wildcards only in constraints.
-    fn parse_with(text: &str, wildcards: bool) -> Result<Version, FuncError> {
-        let body = text.strip_prefix(['v', 'V']).unwrap_or(text);
-        let (body, metadata) = body.split_once('+').unwrap_or((body, ""));
-        let (core, pre) = match body.find('-') {
-            Some(i) => (&body[..i], &body[i + 1..]),
-            None => (body, ""),
-        };
-        if (body.contains('-') && !valid_identifiers(pre, true))
-            || (text.contains('+') && !valid_identifiers(metadata, false))
-        {
-            return Err(invalid());
-        }
-        let parts: Vec<&str> = core.split('.').collect();
-        if parts.is_empty() || parts.len() > 3 {
-            return Err(invalid());
-        }
-        let mut v = Version {
-            pre: pre.to_string(),
-            metadata: metadata.to_string(),
-            minor_dirty: parts.len() < 2,
-            patch_dirty: parts.len() < 3,
-            ..Version::default()
-        };
-        for (i, part) in parts.iter().enumerate() {
-            let number = if wildcards && matches!(*part, "x" | "X" | "*") {
-                match i {
-                    0 => {
-                        v.minor_dirty = true;
-                        v.patch_dirty = true;
-                    }
-                    1 => {
-                        v.minor_dirty = true;
-                        v.patch_dirty = true;
-                    }
-                    _ => v.patch_dirty = true,
-                }
-                0
-            } else if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
-                part.parse().map_err(|_| invalid())?
-            } else {
-                return Err(invalid());
-            };
-            match i {
-                0 => v.major = number,
-                1 => v.minor = number,
-                _ => v.patch = number,
-            }
-        }
-        if v.minor_dirty {
-            v.minor = 0;
-            v.patch = 0;
-        }
-        if v.patch_dirty {
-            v.patch = 0;
-        }
-        Ok(v)
-    }
-
-    fn compare(&self, other: &Version) -> Ordering {
-        (self.major, self.minor, self.patch)
-            .cmp(&(other.major, other.minor, other.patch))
-            .then_with(|| compare_pre(&self.pre, &other.pre))
-    }
-}
-
-fn compare_pre(a: &str, b: &str) -> Ordering {
-    match (a.is_empty(), b.is_empty()) {
-        (true, true) => return Ordering::Equal,
-        (true, false) => return Ordering::Greater,
-        (false, true) => return Ordering::Less,
-        _ => {}
-    }
-    let (mut xs, mut ys) = (a.split('.'), b.split('.'));
-    loop {
-        match (xs.next(), ys.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) => {
-                let order = match (x.parse::<u64>(), y.parse::<u64>()) {
-                    (Ok(i), Ok(j)) => i.cmp(&j),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    (Err(_), Err(_)) => x.cmp(y),
-                };
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

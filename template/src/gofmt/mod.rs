@@ -1,9 +1,14 @@
 //! Go's `fmt` printing of template values: `%v` (what `{{.}}` prints), `Sprint`, `Sprintln`
-//! and `Sprintf` with the verbs and flags templates use.
+//! and `Sprintf` (in `printf`, with the verbs in `verbs`).
 
 use std::fmt::Write;
 
 use crate::value::Value;
+
+mod printf;
+mod verbs;
+
+pub use printf::sprintf;
 
 /// Appends `value` as Go's `%v` prints it.
 pub fn write_v(out: &mut String, value: &Value) {
@@ -25,6 +30,7 @@ pub fn write_v(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
+        Value::Object(object) => out.push_str(&object.text()),
         Value::Map(map) => {
             out.push_str("map[");
             for (i, (k, v)) in map.iter().enumerate() {
@@ -95,7 +101,7 @@ fn exponent_suffix(out: &mut String, exp: i32, upper: bool) {
     let _ = write!(out, "{:02}", exp.unsigned_abs());
 }
 
-fn special_float(f: f64) -> Option<&'static str> {
+pub(crate) fn special_float(f: f64) -> Option<&'static str> {
     if f.is_nan() {
         Some("NaN")
     } else if f == f64::INFINITY {
@@ -168,7 +174,7 @@ pub fn format_float_g(f: f64, precision: Option<usize>, upper: bool) -> String {
 }
 
 /// Go's `%e` with a precision (default 6).
-fn format_float_e(f: f64, precision: usize, upper: bool) -> String {
+pub(crate) fn format_float_e(f: f64, precision: usize, upper: bool) -> String {
     if let Some(special) = special_float(f) {
         return special.to_string();
     }
@@ -208,248 +214,6 @@ pub fn quote(s: &str) -> String {
         }
     }
     out.push('"');
-    out
-}
-
-/// One `%` directive's flags, width and precision.
-#[derive(Default, Clone, Copy)]
-struct Spec {
-    minus: bool,
-    plus: bool,
-    sharp: bool,
-    space: bool,
-    zero: bool,
-    width: Option<usize>,
-    precision: Option<usize>,
-}
-
-impl Spec {
-    fn pad(&self, body: String, numeric: bool) -> String {
-        let Some(width) = self.width else { return body };
-        let len = body.chars().count();
-        if len >= width {
-            return body;
-        }
-        let fill = width - len;
-        if self.minus {
-            return body + &" ".repeat(fill);
-        }
-        if self.zero && numeric {
-            let (sign, digits) = match body.strip_prefix(['-', '+', ' ']) {
-                Some(rest) => (&body[..1], rest),
-                None => ("", body.as_str()),
-            };
-            return format!("{sign}{}{digits}", "0".repeat(fill));
-        }
-        " ".repeat(fill) + &body
-    }
-
-    fn sign(&self, negative: bool) -> &'static str {
-        if negative {
-            "-"
-        } else if self.plus {
-            "+"
-        } else if self.space {
-            " "
-        } else {
-            ""
-        }
-    }
-}
-
-/// `%!verb(type=value)`: Go's report of a verb that does not fit its operand.
-fn bad_verb(verb: char, arg: &Value) -> String {
-    match arg {
-        Value::Null => format!("%!{verb}(<nil>)"),
-        _ => format!("%!{verb}({}={})", arg.type_name(), to_v(arg)),
-    }
-}
-
-fn format_int(spec: &Spec, verb: char, i: i64) -> Option<String> {
-    let negative = i < 0;
-    let magnitude = i.unsigned_abs();
-    let mut digits = match verb {
-        'd' | 'v' => magnitude.to_string(),
-        'x' => format!("{magnitude:x}"),
-        'X' => format!("{magnitude:X}"),
-        'o' | 'O' => format!("{magnitude:o}"),
-        'b' => format!("{magnitude:b}"),
-        'c' => {
-            return Some(spec.pad(
-                char::from_u32(i as u32).unwrap_or('\u{fffd}').to_string(),
-                false,
-            ));
-        }
-        'q' => {
-            return Some(spec.pad(
-                format!("'{}'", char::from_u32(i as u32).unwrap_or('\u{fffd}')),
-                false,
-            ));
-        }
-        'U' => return Some(spec.pad(format!("U+{:04X}", magnitude), false)),
-        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => return None,
-        _ => return None,
-    };
-    if let Some(precision) = spec.precision {
-        while digits.len() < precision {
-            digits.insert(0, '0');
-        }
-        if precision == 0 && i == 0 {
-            digits.clear();
-        }
-    }
-    let prefix = match (spec.sharp, verb) {
-        (true, 'x') => "0x",
-        (true, 'X') => "0X",
-        (true, 'o') => "0",
-        (_, 'O') => "0o",
-        (true, 'b') => "0b",
-        _ => "",
-    };
-    let zero_ok = spec.precision.is_none();
-    let body = format!("{}{prefix}{digits}", spec.sign(negative));
-    Some(
-        Spec {
-            zero: spec.zero && zero_ok,
-            ..*spec
-        }
-        .pad(body, true),
-    )
-}
-
-fn format_float(spec: &Spec, verb: char, f: f64) -> Option<String> {
-    let negative = f.is_sign_negative() && !f.is_nan();
-    let magnitude = f.abs();
-    let body = match verb {
-        'v' | 'g' => format_float_g(magnitude, spec.precision, false),
-        'G' => format_float_g(magnitude, spec.precision, true),
-        'e' => format_float_e(magnitude, spec.precision.unwrap_or(6), false),
-        'E' => format_float_e(magnitude, spec.precision.unwrap_or(6), true),
-        'f' | 'F' => match special_float(magnitude) {
-            Some(s) => s.to_string(),
-            None => format!("{:.*}", spec.precision.unwrap_or(6), magnitude),
-        },
-        _ => return None,
-    };
-    let body = body.trim_start_matches('+').to_string();
-    let sign = if f.is_nan() { "" } else { spec.sign(negative) };
-    Some(spec.pad(format!("{sign}{body}"), !f.is_nan() && !f.is_infinite()))
-}
-
-fn format_str(spec: &Spec, verb: char, s: &str) -> Option<String> {
-    let truncated: String = match spec.precision {
-        Some(p) => s.chars().take(p).collect(),
-        None => s.to_string(),
-    };
-    let body = match verb {
-        's' | 'v' => truncated,
-        'q' => quote(&truncated),
-        'x' => truncated.bytes().map(|b| format!("{b:02x}")).collect(),
-        'X' => truncated.bytes().map(|b| format!("{b:02X}")).collect(),
-        _ => return None,
-    };
-    Some(spec.pad(body, false))
-}
-
-fn format_one(spec: &Spec, verb: char, arg: &Value) -> String {
-    let formatted = match arg {
-        Value::Int(i) | Value::Int64(i) => format_int(spec, verb, *i),
-        Value::Float(f) => format_float(spec, verb, *f),
-        Value::String(s) => format_str(spec, verb, s),
-        Value::Bool(b) => match verb {
-            't' | 'v' => Some(spec.pad(b.to_string(), false)),
-            _ => None,
-        },
-        Value::Null => match verb {
-            'v' | 's' => Some(spec.pad("<nil>".into(), false)),
-            _ => None,
-        },
-        Value::List(_) | Value::Map(_) => match verb {
-            'v' | 's' => Some(spec.pad(to_v(arg), false)),
-            _ => None,
-        },
-    };
-    formatted.unwrap_or_else(|| bad_verb(verb, arg))
-}
-
-/// `fmt.Sprintf` for template values.
-pub fn sprintf(format: &str, args: &[Value]) -> String {
-    let mut out = String::new();
-    let mut next_arg = 0;
-    let mut chars = format.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let mut spec = Spec::default();
-        while let Some(&flag) = chars.peek() {
-            match flag {
-                '-' => spec.minus = true,
-                '+' => spec.plus = true,
-                '#' => spec.sharp = true,
-                ' ' => spec.space = true,
-                '0' => spec.zero = !spec.minus,
-                _ => break,
-            }
-            chars.next();
-        }
-        let number = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-                      next_arg: &mut usize| {
-            if chars.peek() == Some(&'*') {
-                chars.next();
-                let value = args.get(*next_arg).and_then(Value::as_int);
-                *next_arg += 1;
-                return value.map(|v| v.max(0) as usize);
-            }
-            let mut n: Option<usize> = None;
-            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
-                n = Some(
-                    n.unwrap_or(0)
-                        .saturating_mul(10)
-                        .saturating_add(d as usize)
-                        .min(1 << 20),
-                );
-                chars.next();
-            }
-            n
-        };
-        spec.width = number(&mut chars, &mut next_arg);
-        if chars.peek() == Some(&'.') {
-            chars.next();
-            spec.precision = Some(number(&mut chars, &mut next_arg).unwrap_or(0));
-        }
-        let Some(verb) = chars.next() else {
-            out.push_str("%!(NOVERB)");
-            break;
-        };
-        if verb == '%' {
-            out.push('%');
-            continue;
-        }
-        match args.get(next_arg) {
-            Some(arg) => out.push_str(&format_one(&spec, verb, arg)),
-            None => {
-                let _ = write!(out, "%!{verb}(MISSING)");
-            }
-        }
-        next_arg += 1;
-    }
-    if next_arg < args.len() {
-        out.push_str("%!(EXTRA ");
-        for (i, arg) in args[next_arg..].iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            match arg {
-                Value::Null => out.push_str("<nil>"),
-                _ => {
-                    let _ = write!(out, "{}={}", arg.type_name(), to_v(arg));
-                }
-            }
-        }
-        out.push(')');
-    }
     out
 }
 
