@@ -5,15 +5,15 @@
 
 use std::collections::BTreeMap;
 
+use controller::fleet::ClusterScope;
+use controller::serve::Telemetry;
+use controller::watches::Watches;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{DynamicObject, GroupVersionKind};
 use sandbox::{ClusterHandle, Sandbox, SandboxOptions};
 use serde_json::{Value, json};
-use sveltos_events_controller::fleet::ClusterScope;
-use sveltos_events_controller::serve::Telemetry;
-use sveltos_events_controller::watches::Watches;
 use tokio::task::JoinHandle;
 
 /// Server-side applies `object` (any kind the cluster serves).
@@ -108,9 +108,9 @@ pub async fn one_cluster_scenario() -> (Sandbox, Client, Client) {
 /// Defines the NetworkPolicy scenario (examples/network-policy) in the management cluster.
 pub async fn network_policy_scenario(mgmt: &Client) {
     for text in [
-        include_str!("../../../examples/network-policy/eventsource.yaml"),
-        include_str!("../../../examples/network-policy/eventtrigger.yaml"),
-        include_str!("../../../examples/network-policy/configmap.yaml"),
+        include_str!("../../../../examples/network-policy/eventsource.yaml"),
+        include_str!("../../../../examples/network-policy/eventtrigger.yaml"),
+        include_str!("../../../../examples/network-policy/configmap.yaml"),
     ] {
         for document in api::load::documents(text).unwrap() {
             apply(mgmt, document).await;
@@ -157,22 +157,10 @@ pub fn start_controllers(
     let (t, manager_watches) = (telemetry.clone(), watches.clone());
     vec![
         tokio::spawn(async move {
-            let _ = sveltos_events_controller::manager::run(
-                m,
-                manager_watches,
-                t,
-                std::future::pending(),
-            )
-            .await;
+            let _ = controller::manager::run(m, manager_watches, t, std::future::pending()).await;
         }),
         tokio::spawn(async move {
-            let _ = sveltos_events_controller::deployer::run(
-                d,
-                watches,
-                telemetry,
-                std::future::pending(),
-            )
-            .await;
+            let _ = controller::deployer::run(d, watches, telemetry, std::future::pending()).await;
         }),
     ]
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use agent::{Limits, LuaRuntime, evaluate};
-use sveltos_events_controller::manager::scripts;
+use controller::manager::scripts;
 
 fn event_sources(dir: &Path, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -28,8 +28,8 @@ fn event_sources(dir: &Path, found: &mut Vec<PathBuf>) {
 fn the_syntax_check_agrees_with_the_lua_vm_on_every_fixture() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut paths = Vec::new();
-    event_sources(&root.join("../agent/tests/fixtures"), &mut paths);
-    event_sources(&root.join("../../shared/conformance"), &mut paths);
+    event_sources(&root.join("../../agent/tests/fixtures"), &mut paths);
+    event_sources(&root.join("../../../shared/conformance"), &mut paths);
     assert!(paths.len() >= 80, "only {} EventSources found", paths.len());
     let runtime = LuaRuntime::new(Limits::default()).unwrap();
     let mut disagreements = Vec::new();

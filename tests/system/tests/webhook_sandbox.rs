@@ -6,13 +6,13 @@
 
 mod support;
 
+use controller::webhook::Webhook;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use rustls_pki_types::ServerName;
 use serde_json::{Value, json};
-use sveltos_events_controller::webhook::Webhook;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn webhook() -> Webhook {
@@ -27,7 +27,7 @@ fn webhook() -> Webhook {
 async fn replica(client: &kube::Client) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = sveltos_events_controller::serve::webhook_router();
+    let router = controller::serve::webhook_router();
     let client = client.clone();
     tokio::spawn(async move { webhook().serve(client, listener, router).await });
     addr

@@ -6,13 +6,13 @@
 mod support;
 
 use api::v1beta1::{ClusterReport, ClusterSummary, FeatureStatus, SveltosCluster};
+use controller::serve::Telemetry;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use sandbox::Sandbox;
 use serde_json::{Value, json};
 use support::{apply, eventually, one_registered_cluster};
-use sveltos_events_controller::serve::Telemetry;
 use tokio::task::JoinHandle;
 
 /// The sandbox with `cluster-1` registered as `default/cluster-1` (`env=fv`) and the
@@ -36,12 +36,12 @@ impl Fixture {
             .unwrap();
         let client = mgmt.clone();
         let deployer = tokio::spawn(async move {
-            let watches = sveltos_events_controller::watches::Watches::start(
+            let watches = controller::watches::Watches::start(
                 &client,
                 Default::default(),
                 clusters::capi::CapiClusters::none(),
             );
-            let _ = sveltos_events_controller::deployer::run(
+            let _ = controller::deployer::run(
                 client,
                 watches,
                 Telemetry::new(),

@@ -14,7 +14,7 @@
 //! Each hop is timed too, as watches see it: the EventReport listing the Service, its
 //! ClusterProfile, its NetworkPolicy.
 //!
-//!   cargo bench -p sveltos-events-controller --bench end_to_end
+//!   cargo bench -p sveltos-events-system --bench end_to_end
 //!   E2E_EVENTS=1000 E2E_FLEET_CLUSTERS=10 E2E_FLEET_SERVICES=100 (the defaults)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark set-up
 
@@ -254,9 +254,9 @@ async fn fleet(clusters: usize, services: usize) {
 async fn fleet_aggregated(clusters: usize, services: usize) {
     let (sandbox, mgmt) = sandbox_with_crds(clusters).await;
     for text in [
-        include_str!("../../examples/ingress/eventsource.yaml"),
-        include_str!("../../examples/ingress/eventtrigger.yaml"),
-        include_str!("../../examples/ingress/configmap.yaml"),
+        include_str!("../../../examples/ingress/eventsource.yaml"),
+        include_str!("../../../examples/ingress/eventtrigger.yaml"),
+        include_str!("../../../examples/ingress/configmap.yaml"),
     ] {
         for document in api::load::documents(text).unwrap() {
             apply(&mgmt, document).await;

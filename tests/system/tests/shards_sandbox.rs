@@ -6,11 +6,11 @@
 mod support;
 
 use api::v1beta1::{ClusterProfile, EventTrigger, SveltosCluster};
+use controller::fleet::ClusterScope;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use support::{apply, eventually, names, service};
-use sveltos_events_controller::fleet::ClusterScope;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shards_share_a_trigger_without_undoing_each_other() {
