@@ -1,143 +1,102 @@
-//! `require("sprig")`: the string functions of Sprig that make sense in a filter.
+//! `require("sprig")`: the string functions of Sprig that make sense in a filter, called
+//! through the template engine's own Sprig (one implementation, Go's behaviour: a template
+//! and a script given the same arguments get the same answer).
 
-use base64::Engine;
-use mlua::{Lua, MultiValue, Table, Value as LuaValue};
+use mlua::{FromLua, Lua, MultiValue, Table, Value as LuaValue};
+use template::{Function, Param, Value};
 
-use super::{check_size, fail, one};
+use super::{check_size, fail};
 
-fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-fn capitalize(w: &str) -> String {
-    let mut c = w.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
-}
+/// The functions the module offers, by Sprig's names.
+const FUNCTIONS: [&str; 16] = [
+    "quote",
+    "squote",
+    "nospace",
+    "snakecase",
+    "kebabcase",
+    "camelcase",
+    "trunc",
+    "substr",
+    "b64enc",
+    "b64dec",
+    "indent",
+    "ternary",
+    "empty",
+    "sortAlpha",
+    "uniq",
+    "base",
+];
 
 /// Builds the module table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
+    let sprig = template::sprig::sprig_funcs();
     let m = lua.create_table()?;
-    m.set(
-        "quote",
-        lua.create_function(|_, s: String| Ok(format!("{s:?}")))?,
-    )?;
-    m.set(
-        "squote",
-        lua.create_function(|_, s: String| Ok(format!("'{s}'")))?,
-    )?;
-    m.set(
-        "nospace",
-        lua.create_function(|_, s: String| Ok(s.split_whitespace().collect::<String>()))?,
-    )?;
-    m.set(
-        "snakecase",
-        lua.create_function(|_, s: String| Ok(words(&s).join("_")))?,
-    )?;
-    m.set(
-        "kebabcase",
-        lua.create_function(|_, s: String| Ok(words(&s).join("-")))?,
-    )?;
-    m.set(
-        "camelcase",
-        lua.create_function(|_, s: String| {
-            Ok(words(&s).iter().map(|w| capitalize(w)).collect::<String>())
-        })?,
-    )?;
-    m.set(
-        "trunc",
-        lua.create_function(|_, (n, s): (i64, String)| {
-            let count = s.chars().count();
-            let n = usize::try_from(n.unsigned_abs())
-                .unwrap_or(usize::MAX)
-                .min(count);
-            Ok(if n == count {
-                s
-            } else {
-                s.chars().take(n).collect()
-            })
-        })?,
-    )?;
-    m.set(
-        "substr",
-        lua.create_function(|_, (start, end, s): (usize, usize, String)| {
-            Ok(s.chars()
-                .skip(start)
-                .take(end.saturating_sub(start))
-                .collect::<String>())
-        })?,
-    )?;
-    m.set(
-        "b64enc",
-        lua.create_function(|_, s: mlua::LuaString| {
-            check_size(s.as_bytes().len() / 3 * 4 + 4)?;
-            Ok(base64::engine::general_purpose::STANDARD.encode(&*s.as_bytes()))
-        })?,
-    )?;
-    m.set(
-        "b64dec",
-        lua.create_function(|lua, s: mlua::LuaString| -> mlua::Result<MultiValue> {
-            match base64::engine::general_purpose::STANDARD.decode(&*s.as_bytes()) {
-                Ok(out) => Ok(one(LuaValue::String(lua.create_string(out)?))),
-                Err(e) => fail(lua, &e.to_string()),
-            }
-        })?,
-    )?;
-    m.set(
-        "indent",
-        lua.create_function(|_, (n, s): (usize, String)| {
-            check_size(
-                s.len()
-                    .saturating_add(n.saturating_mul(s.lines().count() + 1)),
-            )?;
-            let pad = " ".repeat(n);
-            Ok(s.split('\n')
-                .map(|l| format!("{pad}{l}"))
-                .collect::<Vec<_>>()
-                .join("\n"))
-        })?,
-    )?;
-    m.set(
-        "ternary",
-        lua.create_function(|_, (a, b, c): (LuaValue, LuaValue, bool)| Ok(if c { a } else { b }))?,
-    )?;
-    m.set(
-        "empty",
-        lua.create_function(|_, v: LuaValue| {
-            Ok(match &v {
-                LuaValue::Nil => true,
-                LuaValue::Boolean(b) => !b,
-                LuaValue::Integer(i) => *i == 0,
-                LuaValue::Number(f) => *f == 0.0,
-                LuaValue::String(s) => s.as_bytes().is_empty(),
-                LuaValue::Table(t) => t.is_empty(),
-                _ => v.is_null(),
-            })
-        })?,
-    )?;
-    m.set(
-        "sortAlpha",
-        lua.create_function(|lua, mut items: Vec<String>| {
-            items.sort();
-            lua.create_sequence_from(items)
-        })?,
-    )?;
-    m.set(
-        "uniq",
-        lua.create_function(|lua, items: Vec<String>| {
-            let mut seen = std::collections::HashSet::new();
-            lua.create_sequence_from(items.into_iter().filter(|i| seen.insert(i.clone())))
-        })?,
-    )?;
-    m.set(
-        "base",
-        lua.create_function(|_, s: String| {
-            Ok(s.rsplit('/').next().unwrap_or_default().to_owned())
-        })?,
-    )?;
+    for name in FUNCTIONS {
+        let Some(function) = sprig.get(name).cloned() else {
+            continue;
+        };
+        m.set(
+            name,
+            lua.create_function(move |lua, args: MultiValue| call(lua, name, &function, args))?,
+        )?;
+    }
     Ok(m)
+}
+
+/// Calls Sprig's `function` with Lua's `args`, converted to the types of its Go signature
+/// (as Lua would coerce them); a refused argument or call is `(nil, message)`.
+fn call(lua: &Lua, name: &str, function: &Function, args: MultiValue) -> mlua::Result<MultiValue> {
+    let wanted = function.params.len();
+    if args.len() < wanted || (function.variadic.is_none() && args.len() > wanted) {
+        let message = format!("sprig.{name} wants {wanted} arguments, got {}", args.len());
+        return fail(lua, &message);
+    }
+    let mut values = Vec::with_capacity(args.len());
+    for (index, arg) in args.into_iter().enumerate() {
+        let param = function.param(index).unwrap_or(Param::Any);
+        match argument(lua, param, arg) {
+            Ok(value) => values.push(value),
+            Err(reason) => {
+                let message = format!("sprig.{name}: argument {}: {reason}", index + 1);
+                return fail(lua, &message);
+            }
+        }
+    }
+    match (function.body)(&values) {
+        Ok(Value::String(s)) => {
+            check_size(s.len())?;
+            Ok(MultiValue::from_iter([LuaValue::String(
+                lua.create_string(s.as_bytes())?,
+            )]))
+        }
+        Ok(value) => {
+            let json = serde_json::Value::from(&value);
+            Ok(MultiValue::from_iter([crate::convert::to_lua(lua, &json)?]))
+        }
+        Err(error) => fail(lua, &format!("sprig.{name}: {error}")),
+    }
+}
+
+/// `arg` as a value of Go type `param`.
+fn argument(lua: &Lua, param: Param, arg: LuaValue) -> Result<Value, String> {
+    let plain = |e: mlua::Error| match e {
+        mlua::Error::FromLuaConversionError { from, to, .. } => {
+            format!("{from} is not a {to}")
+        }
+        other => other.to_string(),
+    };
+    Ok(match param {
+        Param::String => match &arg {
+            // Lua's own coercion: numbers read as strings where strings are wanted.
+            LuaValue::String(s) => Value::string(s.to_string_lossy()),
+            _ => Value::string(String::from_lua(arg, lua).map_err(plain)?),
+        },
+        Param::Int => Value::Int(i64::from_lua(arg, lua).map_err(plain)?),
+        Param::Int64 => Value::Int64(i64::from_lua(arg, lua).map_err(plain)?),
+        Param::Float => Value::Float(f64::from_lua(arg, lua).map_err(plain)?),
+        Param::Bool => Value::Bool(bool::from_lua(arg, lua).map_err(plain)?),
+        Param::Any | Param::List | Param::Map | Param::Object(_) => {
+            Value::from(crate::convert::from_lua(&arg)?)
+        }
+    })
 }
