@@ -16,13 +16,33 @@
 
 use serde_saphyr::granit_parser::{ErrorKind, Options, Parser};
 
-/// Most quoted values re-indented in one input (each costs one more parse).
-pub const MAX_REINDENTED: usize = 64;
+/// Most quoted values re-indented in one input (each costs one more pass of the parser).
+const MAX_REINDENTED: usize = 256;
+/// Most bytes the parser passes over while re-indenting one input (a few large files with
+/// many such values would otherwise take seconds).
+const MAX_PASSED_BYTES: usize = 256 << 20;
 
-/// `text` with the continuation lines of the first quoted value the parser refuses for their
+/// `text` with the continuation lines of each quoted value the parser refuses for their
 /// indentation moved right of the value's opening quote; `None` when the parser refuses
-/// something else, or the value cannot be placed with certainty.
+/// something else first, or that value cannot be placed with certainty.
 pub fn reindent(text: &str) -> Option<String> {
+    let mut fixed = reindent_first(text)?;
+    let mut passed = text.len();
+    for _ in 1..MAX_REINDENTED {
+        passed += fixed.len();
+        if passed > MAX_PASSED_BYTES {
+            break;
+        }
+        match reindent_first(&fixed) {
+            Some(again) => fixed = again,
+            None => break,
+        }
+    }
+    Some(fixed)
+}
+
+/// [`reindent`] of the first value the parser refuses.
+fn reindent_first(text: &str) -> Option<String> {
     let (after, refused_line) = refusal(text)?;
     let open = opening_quote(text, after)?;
     let close = closing_quote(text, open)?;
@@ -252,5 +272,22 @@ mod tests {
     fn a_value_that_closed_before_the_refused_line_is_not_touched() {
         assert_eq!(super::reindent("a: 'x'\n\tb: 1\n"), None);
         assert_eq!(super::reindent("a: 'x'\nb: 1\n"), None);
+    }
+
+    #[test]
+    fn many_values_in_one_file_are_each_read() {
+        let values = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("k{i}:\n  v: 'line {i}\n  continued'\n"))
+                .collect()
+        };
+        let (documents, _) = documents_noting(&values(256)).unwrap();
+        assert_eq!(documents[0]["k255"]["v"], "line 255 continued");
+        // Beyond 256 such values (a pass of the parser each), the reader says where it stopped.
+        let error = documents_noting(&values(257)).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "cannot parse YAML: line 771 column 3: invalid indentation in multiline quoted scalar"
+        );
     }
 }

@@ -26,7 +26,7 @@ pub fn documents_noting(text: &str) -> Result<(Vec<Value>, Vec<String>)> {
     let mut text = Cow::Borrowed(text);
     let mut duplicates = DuplicateKeyPolicy::Error;
     let mut notes = Vec::new();
-    let mut reindented = 0;
+    let mut reindented = false;
     loop {
         let error = match parse(&text, duplicates) {
             Ok(documents) => {
@@ -44,11 +44,11 @@ pub fn documents_noting(text: &str) -> Result<(Vec<Value>, Vec<String>)> {
             continue;
         }
         if is_quoted_indentation(error)
-            && reindented < quoted::MAX_REINDENTED
+            && !reindented
             && let Some(fixed) = quoted::reindent(&text)
         {
             text = Cow::Owned(fixed);
-            reindented += 1;
+            reindented = true;
             continue;
         }
         return Err(in_words(error));
