@@ -9,6 +9,7 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 
 use crate::helpers;
+use crate::printed::Printed;
 
 /// How often (in VM instructions) the budget hook runs.
 const HOOK_EVERY: u32 = 1000;
@@ -61,6 +62,7 @@ pub struct LuaRuntime {
     budget: Arc<AtomicI64>,
     make_env: Function,
     cache: RefCell<HashMap<String, Script>>,
+    printed: Printed,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -85,6 +87,15 @@ impl LuaRuntime {
             },
         )?;
         let modules = helpers::register(&lua, Arc::clone(&budget))?;
+        let printed = Printed::default();
+        let print_to = printed.clone();
+        modules.set(
+            "__print",
+            lua.create_function(move |_, line: mlua::LuaString| {
+                print_to.line(&line.to_string_lossy());
+                Ok(())
+            })?,
+        )?;
         let make_env: Function = lua
             .load(ENV_FACTORY)
             .set_name("=sandbox")
@@ -98,6 +109,7 @@ impl LuaRuntime {
             budget,
             make_env,
             cache: RefCell::new(HashMap::new()),
+            printed,
         };
         runtime
             .lua
@@ -113,6 +125,17 @@ impl LuaRuntime {
     /// The limits applied to each call.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Keeps what scripts `print` from now on (dropped otherwise), for [`Self::take_printed`].
+    pub fn keep_printed(&self) {
+        self.printed.keep();
+    }
+
+    /// What scripts printed since the last call, one line per `print` (bounded, see
+    /// [`crate::printed::MAX_PRINTED`]).
+    pub fn take_printed(&self) -> String {
+        self.printed.take()
     }
 
     /// Runs `f` under a fresh instruction budget and memory allowance.

@@ -21,9 +21,13 @@ pub mod v1beta1;
 /// Errors reading, converting or validating Sveltos objects.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The text is not valid YAML.
+    /// The text is not valid YAML (where and what, e.g. `line 4 column 9: unclosed quote`).
     #[error("cannot parse YAML: {0}")]
     Yaml(String),
+    /// The text is beyond a limit of the YAML reader, said with its line (`line 65: nested
+    /// deeper than 64 levels`).
+    #[error("{0}")]
+    YamlLimit(String),
     /// The input exceeds the size accepted from users.
     #[error("input is {size} bytes, more than the {limit} bytes accepted")]
     TooLarge {

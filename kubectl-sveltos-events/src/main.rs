@@ -85,10 +85,8 @@ enum Command {
     /// Print a shell completion script for the binary (kubectl itself completes `kubectl
     /// sveltos-events` through `kubectl_complete-sveltos_events`).
     Completion(complete::Args),
-    /// Evaluate an EventSource (selectors and Lua) over resource files, offline.
-    ///
-    /// Example: `kubectl sveltos-events eval -f eventsource.yaml services.yaml`.
-    /// Exit code 0 when evaluation ran, 1 when a script failed, 2 on bad input.
+    /// Evaluate an EventSource (selectors and Lua) over resource files, or check fixture
+    /// folders, offline.
     Eval(agent::cli::EvalArgs),
 }
 

@@ -1,6 +1,7 @@
-//! What `render` reads: files and folders of YAML or JSON documents, sorted by what each
-//! document is to the manager (an EventTrigger, an EventSource, a ConfigMap or Secret a trigger
-//! references, a cluster) and, for everything else, a resource of the source cluster.
+//! What `render` reads: files and folders of YAML or JSON documents (`-` is standard input),
+//! read as `kubectl apply -f` reads them (a List as its items), sorted by what each document is
+//! to the manager (an EventTrigger, an EventSource, a ConfigMap or Secret a trigger references,
+//! a cluster) and, for everything else, a resource of the source cluster.
 
 use std::path::{Path, PathBuf};
 
@@ -35,13 +36,15 @@ pub struct Inputs {
     pub resources: Vec<Value>,
     /// Documents left out, with why (objects the manager writes, not reads).
     pub skipped: Vec<String>,
-    /// What the reader let pass that the user should know (a repeated key).
+    /// What the reader let pass that the user should know (a repeated key, a file named that
+    /// holds nothing).
     pub notes: Vec<String>,
 }
 
-/// Reads every document of `paths` (files, or folders read recursively for `.yaml`, `.yml`
-/// and `.json` files, in name order).
+/// Reads every document of `paths` (files, `-` for standard input, or folders read
+/// recursively for `.yaml`, `.yml` and `.json` files, in name order).
 pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
+    agent::files::stdin_at_most_once(paths.iter().map(PathBuf::as_path))?;
     let mut files = Vec::new();
     let mut visited = 0;
     for path in paths {
@@ -53,23 +56,22 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
     let mut inputs = Inputs::default();
     let mut config_objects = Vec::new();
     for file in &files {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let (documents, notes) = api::load::documents_noting(&text)
-            .with_context(|| format!("{} is not YAML or JSON", file.display()))?;
-        inputs.notes.extend(
-            notes
-                .into_iter()
-                .map(|n| format!("{}: {n}", file.display())),
-        );
-        for mut document in documents.into_iter().flat_map(list_items) {
+        let read = agent::files::read_resources(file)?;
+        inputs.notes.extend(read.notes);
+        // A file found in a folder may well be empty; one named on the command line is said.
+        if read.objects.is_empty() && paths.contains(file) {
+            let name = agent::files::name(file);
+            inputs.notes.push(agent::files::hold_nothing(&[name]));
+        }
+        let file = agent::files::name(file);
+        for mut document in read.objects {
             default_namespace(&mut document);
             store_string_data(&mut document);
             let describe = agent::select::describe(&document);
-            let place = format!("{}: {describe}", file.display());
+            let place = format!("{file}: {describe}");
             let object = api::load::object(document).with_context(|| place.clone())?;
             sort(object, &mut inputs, &mut config_objects, place)
-                .with_context(|| format!("{}: {describe}", file.display()))?;
+                .with_context(|| format!("{file}: {describe}"))?;
         }
     }
     for (object, place) in config_objects {
@@ -125,26 +127,14 @@ fn store_string_data(document: &mut Value) {
     }
 }
 
-/// A `List` (`kubectl get -o json` of several objects) as its items; any other document as
-/// itself.
-fn list_items(document: Value) -> Vec<Value> {
-    let is_list = document["kind"]
-        .as_str()
-        .is_some_and(|kind| kind.ends_with("List"))
-        && document["items"].is_array();
-    match document {
-        Value::Object(mut fields) if is_list => match fields.remove("items") {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
-        other => vec![other],
-    }
-}
-
 /// How many folder entries render looks at, at most.
 const MAX_ENTRIES: usize = 100_000;
 
 fn collect(path: &Path, files: &mut Vec<PathBuf>, visited: &mut usize) -> anyhow::Result<()> {
+    if agent::files::is_stdin(path) {
+        files.push(path.to_owned());
+        return Ok(());
+    }
     let meta =
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     if !meta.is_dir() {

@@ -37,14 +37,17 @@ pub enum Output {
 #[command(after_help = "Examples:\n  \
     kubectl sveltos-events render -f examples/network-policy --cluster-labels env=fv\n  \
     kubectl sveltos-events render -f trigger.yaml -f source.yaml -f templates/ -f cluster.yaml -f services.yaml -o json\n  \
-    kubectl sveltos-events render -f examples/cross-cluster -f clusters.yaml --cluster default/cluster-2 --addons\n\n\
+    kubectl sveltos-events render -f examples/cross-cluster -f clusters.yaml --cluster default/cluster-2 --addons\n  \
+    kubectl get services -A -o yaml | kubectl sveltos-events render -f examples/network-policy -f -\n\n\
+    Files are read as `kubectl apply -f` reads them (a List as its items; `-` is standard input).\n\
     Documents are sorted by kind: EventTriggers (or v1alpha1 EventBasedAddOns), EventSources,\n\
     the ConfigMaps and Secrets the triggers reference, SveltosClusters or Cluster API Clusters\n\
     (the source cluster and, for --addons, the destinations), ClusterSets; every other\n\
     document is a resource in the source cluster.\n\
     Exit 0 rendered, 1 a trigger failed for the cluster (it says why), 2 bad input.")]
 pub struct Args {
-    /// A file or folder of YAML/JSON documents (repeatable; folders are read recursively).
+    /// A file or folder of YAML/JSON documents (repeatable; folders are read recursively; `-`
+    /// reads standard input).
     #[arg(short = 'f', long = "filename", required = true)]
     pub files: Vec<PathBuf>,
     /// The source cluster, `namespace/name`: which of the files' clusters holds the

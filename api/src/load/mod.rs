@@ -1,13 +1,18 @@
 //! Reads users' YAML or JSON (one or many documents) into typed Sveltos objects, converting
 //! v1alpha1 forms into v1beta1.
 
+mod limits;
+mod list;
+mod quoted;
+mod read;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{Error, Result, v1alpha1, v1beta1};
+pub use list::{is_list, unwrap_lists};
+pub use read::{MAX_INPUT_BYTES, documents_noting};
 
-/// Largest YAML/JSON input accepted from users.
-pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
+use crate::{Error, Result, v1alpha1, v1beta1};
 
 /// A document read from user input.
 #[derive(Debug, Clone)]
@@ -35,50 +40,18 @@ pub fn documents(text: &str) -> Result<Vec<Value>> {
     documents_noting(text).map(|(documents, _)| documents)
 }
 
-/// As [`documents`], with what the reader let pass that a user should know: a key repeated in
-/// one mapping is read as kubectl (go-yaml) reads it, the last value winning, and said.
-pub fn documents_noting(text: &str) -> Result<(Vec<Value>, Vec<String>)> {
-    if text.len() > MAX_INPUT_BYTES {
-        return Err(Error::TooLarge {
-            size: text.len(),
-            limit: MAX_INPUT_BYTES,
-        });
-    }
-    let keep = |documents: Vec<Value>| documents.into_iter().filter(|d| !d.is_null()).collect();
-    let error = match serde_saphyr::from_multiple::<Value>(text) {
-        Ok(documents) => return Ok((keep(documents), Vec::new())),
-        Err(error) => error.to_string(),
-    };
-    let Some(repeated) = duplicate_key(&error) else {
-        return Err(Error::Yaml(error));
-    };
-    let options = serde_saphyr::options! {
-        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
-    };
-    let documents = serde_saphyr::from_multiple_with_options::<Value>(text, options)
-        .map_err(|e| Error::Yaml(e.to_string()))?;
-    Ok((keep(documents), vec![repeated]))
+/// The objects a user's resource file holds, as `kubectl apply -f` reads them: its documents
+/// with every List (`kubectl get -o yaml`) replaced by its items; with what the reader let pass
+/// that the user should know (see [`documents_noting`]).
+pub fn resources_noting(text: &str) -> Result<(Vec<Value>, Vec<String>)> {
+    let (documents, notes) = documents_noting(text)?;
+    Ok((unwrap_lists(documents), notes))
 }
 
-/// `line N: key "K" appears twice in one mapping; the last value is used` from the reader's
-/// duplicate-key error (`line N column M: duplicate mapping key: K, ...`).
-fn duplicate_key(error: &str) -> Option<String> {
-    let first = error.lines().next()?;
-    let (place, rest) = first.split_once(": duplicate mapping key: ")?;
-    let key = rest.split(", ").next()?;
-    let line = place
-        .trim_start_matches("error: ")
-        .split(" column")
-        .next()
-        .unwrap_or(place);
-    Some(format!(
-        "{line}: key {key:?} appears twice in one mapping; the last value is used, as kubectl does"
-    ))
-}
-
-/// Reads every document of `text` as a typed object.
+/// Reads every object of `text` (Lists read as their items) as a typed object.
 pub fn objects(text: &str) -> Result<Vec<Object>> {
-    documents(text)?.into_iter().map(object).collect()
+    let (objects, _) = resources_noting(text)?;
+    objects.into_iter().map(object).collect()
 }
 
 /// Types one document by its apiVersion and kind.
@@ -197,25 +170,4 @@ fn typed_plain<T: DeserializeOwned>(value: Value) -> Result<T> {
             .unwrap_or_default()
     );
     serde_json::from_value(value).map_err(|source| Error::Convert { what, source })
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[test]
-    fn a_repeated_key_is_read_as_kubectl_reads_it_and_said() {
-        let (read, notes) = documents_noting("a: 1\nb:\n  c: 2\n  c: 3\n").unwrap();
-        assert_eq!(read, [serde_json::json!({"a": 1, "b": {"c": 3}})]);
-        assert_eq!(
-            notes,
-            [
-                "line 4: key \"c\" appears twice in one mapping; the last value is used, as kubectl does"
-            ]
-        );
-        let (_, none) = documents_noting("a: 1\n").unwrap();
-        assert!(none.is_empty());
-    }
 }
