@@ -91,10 +91,12 @@ impl ReportGenerations {
 /// trigger. `echo`: the event is the echo of the manager's own write.
 pub fn config_object(meta: &ObjectMeta, echo: bool) -> Work {
     let labels = meta.labels.as_ref();
-    if echo || labels.is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL)) {
+    if echo {
         Work::Nothing
     } else if labels.is_some_and(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL)) {
         owner(labels)
+    } else if labels.is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL)) {
+        Work::Nothing
     } else {
         Work::Referenced
     }
@@ -188,6 +190,9 @@ mod tests {
         assert_eq!(config_object(&generated, true), Work::Nothing);
         let source_list = meta(json!({AGENT_SOURCES_LABEL: "ok"}));
         assert_eq!(config_object(&source_list, false), Work::Nothing);
+        // The trigger's label wins, as it did before the mapping was a function.
+        let both = meta(json!({AGENT_SOURCES_LABEL: "ok", EVENT_TRIGGER_NAME_LABEL: "t"}));
+        assert_eq!(config_object(&both, false), Work::Trigger("t".into()));
         assert_eq!(config_object(&meta(json!({})), false), Work::Referenced);
         assert_eq!(config_object(&meta(json!({})), true), Work::Nothing);
     }

@@ -5,7 +5,8 @@
 
 use api::v1beta1::EventSource;
 use full_moon::LuaVersion;
-use full_moon::ast::{Block, Stmt};
+use full_moon::ast::{Block, Call, Expression, FunctionArgs, Index, Prefix, Stmt, Suffix, Var};
+use full_moon::tokenizer::TokenReference;
 use full_moon::tokenizer::{Lexer, Symbol, Token, TokenType};
 
 /// The modules a script may `require`: those the agent's script environment preloads
@@ -14,6 +15,9 @@ const MODULES: [&str; 4] = ["json", "strings", "runes", "sprig"];
 /// Lua's own limit of nested syntax levels (`LUAI_MAXCCALLS`); deeper scripts are refused
 /// before the parser, whose recursion it bounds.
 const MAX_DEPTH: usize = 200;
+/// Most binary operators in one expression: full_moon builds and drops them as a tree one
+/// level deeper per operator. Lua has no such limit; no EventSource script comes near it.
+const MAX_OPERATORS: usize = 5_000;
 /// The parser's stack: generous, as its frames are large in unoptimised builds.
 const PARSER_STACK: usize = 64 << 20;
 
@@ -49,10 +53,8 @@ fn check_script(script: &str) -> Result<(), String> {
             return Err(error);
         }
     };
-    if let Some(line) = too_deep(&tokens) {
-        return Err(format!(
-            "line {line}: nested deeper than {MAX_DEPTH} levels (Lua's own limit)"
-        ));
+    if let Some(refusal) = too_deep(&tokens) {
+        return Err(refusal);
     }
     let text = script.to_owned();
     let parsed = std::thread::Builder::new()
@@ -88,8 +90,8 @@ fn describe(error: &full_moon::Error) -> String {
     format!("line {line}: {}", error.error_message())
 }
 
-/// The statements the script runs when loaded: those of `block` and of the blocks nested in
-/// it, not those of function bodies.
+/// The statements the script may run when loaded: those of `block` and of the blocks nested
+/// in it, not those of function bodies.
 fn top_level(block: &Block) -> Vec<&Stmt> {
     let mut statements = Vec::new();
     for stmt in block.stmts() {
@@ -113,127 +115,223 @@ fn top_level(block: &Block) -> Vec<&Stmt> {
     statements
 }
 
-/// A module the script `require`s when loaded (`require "x"`, `require("x")`, alone or as a
-/// value) that the agent does not offer; the agent's load fails on it.
+/// The text of a string literal token, without its quotes.
+fn literal(token: &TokenReference) -> Option<&str> {
+    match token.token().token_type() {
+        TokenType::StringLiteral { literal, .. } => Some(literal.as_str()),
+        _ => None,
+    }
+}
+
+/// Whether `prefix` is the plain name `name`.
+fn named(prefix: &Prefix, name: &str) -> bool {
+    matches!(prefix, Prefix::Name(token) if token.token().to_string() == name)
+}
+
+/// The module `expression` requires when it is `require "x"` or `require("x")`.
+fn required(expression: &Expression) -> Option<&str> {
+    let Expression::FunctionCall(call) = expression else {
+        return None;
+    };
+    if !named(call.prefix(), "require") {
+        return None;
+    }
+    match call.suffixes().next()? {
+        Suffix::Call(Call::AnonymousCall(args)) => match args.as_ref() {
+            FunctionArgs::String(token) => literal(token),
+            FunctionArgs::Parentheses { arguments, .. } => match arguments.iter().next()? {
+                Expression::String(token) => literal(token),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A module the script always `require`s when loaded (in a statement of its own top level,
+/// alone or as a value) that the agent does not offer: the agent's load fails on it.
 fn unknown_module(block: &Block) -> Option<String> {
-    top_level(block).into_iter().find_map(|stmt| {
-        let texts: Vec<String> = match stmt {
-            Stmt::FunctionCall(call) => vec![call.to_string()],
-            Stmt::LocalAssignment(a) => a.expressions().iter().map(ToString::to_string).collect(),
-            Stmt::Assignment(a) => a.expressions().iter().map(ToString::to_string).collect(),
-            _ => Vec::new(),
+    block.stmts().find_map(|stmt| {
+        let found = match stmt {
+            Stmt::FunctionCall(call) => {
+                let call = Expression::FunctionCall(call.clone());
+                required(&call).map(str::to_owned)
+            }
+            Stmt::LocalAssignment(a) => {
+                a.expressions().iter().find_map(required).map(str::to_owned)
+            }
+            Stmt::Assignment(a) => a.expressions().iter().find_map(required).map(str::to_owned),
+            _ => None,
         };
-        texts.into_iter().find_map(|text| {
-            let rest = text.trim().strip_prefix("require")?;
-            let rest = rest.trim_start().trim_start_matches('(').trim_start();
-            let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-            let name = rest[1..].split(quote).next()?;
-            (!MODULES.contains(&name)).then(|| name.to_owned())
-        })
+        found.filter(|name| !MODULES.contains(&name.as_str()))
     })
 }
 
+/// Whether `var` is the global `evaluate`: `evaluate`, `_G.evaluate`, `_G["evaluate"]`.
+fn is_evaluate(var: &Var) -> bool {
+    match var {
+        Var::Name(name) => name.token().to_string() == "evaluate",
+        Var::Expression(e) => {
+            let suffixes: Vec<&Suffix> = e.suffixes().collect();
+            named(e.prefix(), "_G")
+                && match suffixes.as_slice() {
+                    [Suffix::Index(Index::Dot { name, .. })] => {
+                        name.token().to_string() == "evaluate"
+                    }
+                    [Suffix::Index(Index::Brackets { expression, .. })] => {
+                        matches!(expression.as_ref(), Expression::String(t) if literal(t) == Some("evaluate"))
+                    }
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
+}
+
 /// Whether `block`, or a block nested in it outside any function body, assigns the global
-/// `evaluate` (`function evaluate(...)`, `evaluate = ...`, `_G.evaluate = ...`).
+/// `evaluate` (`function evaluate(...)`, `function _G.evaluate(...)`, `evaluate = ...`,
+/// `_G.evaluate = ...`).
 fn defines_evaluate(block: &Block) -> bool {
     top_level(block).into_iter().any(|stmt| match stmt {
         Stmt::FunctionDeclaration(f) => {
             let name = f.name();
+            let names: Vec<String> = name.names().iter().map(|n| n.token().to_string()).collect();
             name.method_name().is_none()
-                && name.names().len() == 1
-                && name
-                    .names()
-                    .iter()
-                    .any(|n| n.token().to_string() == "evaluate")
+                && matches!(names.as_slice(), [n] if n == "evaluate")
+                    | matches!(names.as_slice(), [g, n] if g == "_G" && n == "evaluate")
         }
-        Stmt::Assignment(a) => a.variables().iter().any(|v| {
-            let text: String = v.to_string().split_whitespace().collect();
-            [
-                "evaluate",
-                "_G.evaluate",
-                "_G[\"evaluate\"]",
-                "_G['evaluate']",
-            ]
-            .contains(&text.as_str())
-        }),
+        Stmt::Assignment(a) => a.variables().iter().any(is_evaluate),
         _ => false,
     })
 }
 
-/// The line where the script's nesting first exceeds [`MAX_DEPTH`], counted as Lua's parser
-/// nests: brackets and blocks, and within an expression its unary operators and
-/// right-associative `..` and `^`, each of which the parser enters one level deeper.
-fn too_deep(tokens: &[Token]) -> Option<usize> {
-    // Per open bracket or block: the chain of nesting operators in its current expression.
-    let mut chains: Vec<usize> = vec![0];
+/// Where the script first nests deeper than [`MAX_DEPTH`] levels, or has an expression of
+/// more than [`MAX_OPERATORS`] operators, as a refusal. Levels are counted as Lua's parser
+/// enters them: brackets, blocks and function bodies; within an expression, a run of unary
+/// operators, and the right-associative `..` and `^`, each of which the parser enters one
+/// level deeper.
+fn too_deep(tokens: &[Token]) -> Option<String> {
+    /// One open bracket or block, and its current expression.
+    #[derive(Default)]
+    struct Level {
+        /// `..` and `^` so far.
+        chain: usize,
+        /// Unary operators just before the next operand.
+        unary: usize,
+        /// Binary operators so far.
+        operators: usize,
+    }
+    let mut levels: Vec<Level> = vec![Level::default()];
     let mut after_operand = false;
     for token in tokens {
-        let TokenType::Symbol { symbol } = token.token_type() else {
-            match token.token_type() {
-                TokenType::Identifier { .. }
-                | TokenType::Number { .. }
-                | TokenType::StringLiteral { .. } => {
-                    if after_operand {
-                        // Two operands in a row: a new statement.
-                        if let Some(chain) = chains.last_mut() {
-                            *chain = 0;
-                        }
-                    }
-                    after_operand = true;
+        let line = token.start_position().line();
+        let (opens, closes, operand, kind) = match token.token_type() {
+            TokenType::Identifier { .. }
+            | TokenType::Number { .. }
+            | TokenType::StringLiteral { .. } => (false, false, true, Op::None),
+            TokenType::Symbol { symbol } => match symbol {
+                Symbol::LeftParen | Symbol::LeftBracket | Symbol::LeftBrace => {
+                    (true, false, false, Op::None)
                 }
-                _ => {}
-            }
-            continue;
+                // A function body nests in the expression it is a value of.
+                Symbol::Function => (true, false, false, Op::None),
+                Symbol::Do | Symbol::Then | Symbol::Repeat => (true, false, false, Op::Statement),
+                Symbol::RightParen | Symbol::RightBracket | Symbol::RightBrace | Symbol::End => {
+                    (false, true, true, Op::None)
+                }
+                Symbol::Until | Symbol::ElseIf => (false, true, false, Op::Statement),
+                Symbol::Nil | Symbol::True | Symbol::False | Symbol::Ellipsis => {
+                    (false, false, true, Op::None)
+                }
+                Symbol::TwoDots | Symbol::Caret => (false, false, false, Op::Chain),
+                Symbol::Not | Symbol::Hash => (false, false, false, Op::Unary),
+                Symbol::Minus | Symbol::Tilde if !after_operand => (false, false, false, Op::Unary),
+                Symbol::Minus
+                | Symbol::Tilde
+                | Symbol::Plus
+                | Symbol::Star
+                | Symbol::Slash
+                | Symbol::DoubleSlash
+                | Symbol::Percent
+                | Symbol::Ampersand
+                | Symbol::Pipe
+                | Symbol::DoubleLessThan
+                | Symbol::DoubleGreaterThan
+                | Symbol::TwoEqual
+                | Symbol::TildeEqual
+                | Symbol::LessThan
+                | Symbol::LessThanEqual
+                | Symbol::GreaterThan
+                | Symbol::GreaterThanEqual
+                | Symbol::And
+                | Symbol::Or => (false, false, false, Op::Binary),
+                Symbol::Semicolon
+                | Symbol::Equal
+                | Symbol::Comma
+                | Symbol::Local
+                | Symbol::Return
+                | Symbol::If
+                | Symbol::While
+                | Symbol::For
+                | Symbol::Else
+                | Symbol::In
+                | Symbol::Break
+                | Symbol::Goto => (false, false, false, Op::Statement),
+                _ => (false, false, false, Op::None),
+            },
+            _ => continue,
         };
-        let (opens, closes, operand, nests, resets) = match symbol {
-            Symbol::LeftParen | Symbol::LeftBracket | Symbol::LeftBrace => {
-                (true, false, false, false, false)
-            }
-            Symbol::Function | Symbol::Do | Symbol::Then | Symbol::Repeat => {
-                (true, false, false, false, true)
-            }
-            Symbol::RightParen | Symbol::RightBracket | Symbol::RightBrace => {
-                (false, true, true, false, false)
-            }
-            Symbol::End => (false, true, true, false, true),
-            Symbol::Until | Symbol::ElseIf => (false, true, false, false, true),
-            Symbol::Nil | Symbol::True | Symbol::False | Symbol::Ellipsis => {
-                (false, false, true, false, false)
-            }
-            Symbol::TwoDots | Symbol::Caret | Symbol::Not | Symbol::Hash => {
-                (false, false, false, true, false)
-            }
-            Symbol::Minus | Symbol::Tilde => (false, false, false, !after_operand, false),
-            Symbol::Comma
-            | Symbol::Semicolon
-            | Symbol::Equal
-            | Symbol::Local
-            | Symbol::Return
-            | Symbol::Else
-            | Symbol::In
-            | Symbol::Break
-            | Symbol::Goto => (false, false, false, false, true),
-            _ => (false, false, false, false, false),
-        };
-        if closes && chains.len() > 1 {
-            chains.pop();
+        if closes && levels.len() > 1 {
+            levels.pop();
         }
-        if resets && let Some(chain) = chains.last_mut() {
-            *chain = 0;
-        }
-        if nests && let Some(chain) = chains.last_mut() {
-            *chain += 1;
+        if let Some(level) = levels.last_mut() {
+            match kind {
+                Op::Statement => *level = Level::default(),
+                Op::Chain => {
+                    level.chain += 1;
+                    level.operators += 1;
+                }
+                Op::Binary => level.operators += 1,
+                Op::Unary => level.unary += 1,
+                Op::None => {}
+            }
+            if operand {
+                level.unary = 0;
+            }
+            if level.operators > MAX_OPERATORS {
+                return Some(format!(
+                    "line {line}: an expression of more than {MAX_OPERATORS} operators"
+                ));
+            }
         }
         if opens {
-            chains.push(0);
+            levels.push(Level::default());
         }
         after_operand = operand;
-        let depth = chains.len() - 1 + chains.iter().sum::<usize>();
+        let depth = levels.len() - 1 + levels.iter().map(|l| l.chain + l.unary).sum::<usize>();
         if depth > MAX_DEPTH {
-            return Some(token.start_position().line());
+            return Some(format!(
+                "line {line}: nested deeper than {MAX_DEPTH} levels (Lua's own limit)"
+            ));
         }
     }
     None
+}
+
+/// What a token does to the expression it is in.
+#[derive(Clone, Copy)]
+enum Op {
+    /// Nothing counted.
+    None,
+    /// Ends the expression: a new statement or a new expression of a list.
+    Statement,
+    /// A right-associative binary operator: one level deeper.
+    Chain,
+    /// A left-associative binary operator.
+    Binary,
+    /// A unary operator: one level deeper until its operand.
+    Unary,
 }
 
 #[cfg(test)]
@@ -256,6 +354,10 @@ mod tests {
             "evaluate = function() return {matching = true} end",
             "local x <const> = 1\n_G.evaluate = function() return {matching = x // 1 == 1} end",
             "if true then\n  function evaluate() return {} end\nend",
+            "function _G.evaluate() return {} end",
+            "_G['evaluate'] = function() return {} end",
+            // A require that never runs at load time is the cluster's to report.
+            "if false then local yaml = require 'yaml' end\nfunction evaluate() return {} end",
             "-- a comment\nfunction evaluate()\n  local s = [[long\nstring]] .. 'a' .. \"b\"\n  goto done\n  ::done::\n  return {matching = #s > 0 and not false, message = -1 ~= 2}\nend",
         ] {
             assert_eq!(check(&source(script)), Ok(()), "{script}");
@@ -314,6 +416,41 @@ mod tests {
                 "{refused}"
             );
         }
+        for script in [
+            format!(
+                "function evaluate() return 'a'{} end",
+                " .. f'x'".repeat(100_000)
+            ),
+            format!(
+                "function evaluate() return 'a'{} end",
+                " .. function() end".repeat(100_000)
+            ),
+            format!(
+                "function evaluate() return {}1 end",
+                "not (".repeat(100_000)
+            ),
+        ] {
+            let refused = check(&source(&script)).unwrap_err();
+            assert!(
+                refused.contains("nested deeper than 200 levels"),
+                "{refused}"
+            );
+        }
+        let sum = format!(
+            "function evaluate() return {{matching = 1{} > 0}} end",
+            " + 1".repeat(100_000)
+        );
+        let refused = check(&source(&sum)).unwrap_err();
+        assert!(
+            refused.contains("an expression of more than 5000 operators"),
+            "{refused}"
+        );
+        // Left-associative operators and unary ones between operands do not nest.
+        let wide = format!(
+            "function evaluate() return {{matching = not a{} }} end",
+            " and not a".repeat(1_000)
+        );
+        assert_eq!(check(&source(&wide)), Ok(()));
         // A long flat script is not deep.
         let flat = format!(
             "function evaluate()\n{}return {{}}\nend",

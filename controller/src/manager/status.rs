@@ -219,7 +219,13 @@ async fn write_source(
     let valid = match checked.get(name) {
         Some((seen, verdict)) if *seen == generation => verdict.clone(),
         _ => {
-            let verdict = scripts_verdict(&source);
+            // The check parses on a thread of its own: keep it off the runtime's workers.
+            let of = Arc::clone(&source);
+            let verdict = tokio::task::spawn_blocking(move || scripts_verdict(&of))
+                .await
+                .unwrap_or_else(|_| {
+                    Verdict::fails(VALID, "InvalidScript", "the script check failed")
+                });
             checked.insert(name.to_owned(), (generation, verdict.clone()));
             verdict
         }
