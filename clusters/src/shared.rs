@@ -1,46 +1,73 @@
 //! One reflector per kind for a whole process: the manager and the deployer read the same
-//! store and receive the same events, so an object is watched and held once however many
+//! store and receive the same changes, so an object is watched and held once however many
 //! components use it.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::stream::{self, Stream, StreamExt};
 use kube::Client;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 
-use crate::watch::{Watched, reflect_events, settle};
+use crate::watch::{Settled, Watched, reflect_events};
 
-/// A reflector shared by the components of one process. Clones share it.
+/// Most changed objects a subscriber may have waiting; one further behind is sent the whole
+/// store again instead (as a watcher further behind than the server keeps relists).
+pub const INBOX: usize = 4_096;
+
+/// A reflector shared by the components of one process. Clones share it; the watch stops
+/// when the last clone is dropped.
 pub struct Shared<K: Watched> {
     store: Store<K>,
-    fanout: Arc<Fanout<K>>,
+    subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>>,
+    _watch: Arc<StopOnDrop>,
 }
 
 impl<K: Watched> Clone for Shared<K> {
     fn clone(&self) -> Self {
         Shared {
             store: self.store.clone(),
-            fanout: Arc::clone(&self.fanout),
+            subscribers: Arc::clone(&self.subscribers),
+            _watch: Arc::clone(&self._watch),
         }
     }
 }
 
+/// Aborts the watch task when dropped.
+struct StopOnDrop(AbortHandle);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 impl<K: Watched> Shared<K> {
-    /// Starts watching every object of `K` (within a Tokio runtime); the watch lives as long
-    /// as the process.
+    /// Starts watching every object of `K` (within a Tokio runtime).
     pub fn start(client: &Client, config: watcher::Config) -> Self {
         let (store, events) = reflect_events::<K>(client, config);
-        let fanout = Arc::new(Fanout::default());
-        let sender = Arc::clone(&fanout);
-        tokio::spawn(async move {
+        let subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>> = Arc::default();
+        let (reader, senders) = (store.clone(), Arc::clone(&subscribers));
+        let task = tokio::spawn(async move {
+            // Settled here, in the poll that applied the event to the store, so that a list's
+            // start sees the store as it was before the list.
+            let mut settled = Settled::default();
             let mut events = std::pin::pin!(events);
             while let Some(event) = events.next().await {
-                sender.dispatch(&event);
+                let changed = settled.take(event, &reader);
+                if !changed.is_empty() {
+                    dispatch(&senders, &changed);
+                }
             }
         });
-        Shared { store, fanout }
+        Shared {
+            store,
+            subscribers,
+            _watch: Arc::new(StopOnDrop(task.abort_handle())),
+        }
     }
 
     /// The store every subscriber reads.
@@ -48,99 +75,100 @@ impl<K: Watched> Shared<K> {
         self.store.clone()
     }
 
-    /// The watcher's events from now on, each once the store applied it. A subscriber that
-    /// comes after the first list first receives the store's objects as a list, so it sees
-    /// what the earlier ones saw.
-    pub fn events(&self) -> impl Stream<Item = watcher::Event<K>> + Send + use<K> {
-        let receiver = self.fanout.subscribe(&self.store);
-        stream::unfold(receiver, |mut receiver| async move {
-            receiver.recv().await.map(|event| (event, receiver))
-        })
-    }
-
-    /// The objects whose change the store shows (see [`crate::watch::Settled`]).
+    /// The objects whose change the store shows (see [`Settled`]), from now on: first the
+    /// store's objects (what an earlier subscriber may already have seen), then each change.
     pub fn objects(&self) -> impl Stream<Item = K> + Send + use<K> {
-        settle(self.store.clone(), self.events())
+        let inbox = Arc::new(Inbox::default());
+        inbox.replay();
+        lock(&self.subscribers).push(Arc::clone(&inbox));
+        // The stream keeps the watch alive as a clone does.
+        let state = (inbox, self.store.clone(), Arc::clone(&self._watch));
+        stream::unfold(state, |(inbox, store, watch)| async move {
+            let next = inbox.next(&store).await;
+            Some((next, (inbox, store, watch)))
+        })
+        .flat_map(stream::iter)
     }
 }
 
-/// The subscribers of one reflector and where its list stands.
-struct Fanout<K> {
-    state: Mutex<FanoutState<K>>,
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl<K> Default for Fanout<K> {
+/// Passes `changed` to every subscriber still listening.
+fn dispatch<K: Clone>(subscribers: &Mutex<Vec<Arc<Inbox<K>>>>, changed: &[K]) {
+    // A subscriber that went away holds the only other reference to its inbox.
+    lock(subscribers).retain(|inbox| {
+        inbox.push(changed);
+        Arc::strong_count(inbox) > 1
+    });
+}
+
+/// The changes one subscriber has not taken yet.
+struct Inbox<K> {
+    waiting: Mutex<Waiting<K>>,
+    ready: Notify,
+}
+
+struct Waiting<K> {
+    objects: VecDeque<K>,
+    /// Fell more than [`INBOX`] behind (or just came): owed the whole store.
+    replay: bool,
+}
+
+impl<K> Default for Inbox<K> {
     fn default() -> Self {
-        Fanout {
-            state: Mutex::new(FanoutState {
-                subscribers: Vec::new(),
-                listed: false,
-                listing: None,
+        Inbox {
+            waiting: Mutex::new(Waiting {
+                objects: VecDeque::new(),
+                replay: false,
             }),
+            ready: Notify::new(),
         }
     }
 }
 
-struct FanoutState<K> {
-    subscribers: Vec<mpsc::UnboundedSender<watcher::Event<K>>>,
-    /// A list has completed: the store holds the objects.
-    listed: bool,
-    /// The objects of the list in progress, until its `InitDone`.
-    listing: Option<Vec<K>>,
-}
-
-impl<K: Clone> Fanout<K> {
-    /// Passes `event` (already applied to the store) to every subscriber still listening.
-    fn dispatch(&self, event: &watcher::Event<K>) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match event {
-            watcher::Event::Init => state.listing = Some(Vec::new()),
-            watcher::Event::InitApply(object) => {
-                if let Some(listing) = state.listing.as_mut() {
-                    listing.push(object.clone());
-                }
+impl<K: Clone> Inbox<K> {
+    fn push(&self, changed: &[K]) {
+        let mut waiting = lock(&self.waiting);
+        if !waiting.replay {
+            if waiting.objects.len() + changed.len() > INBOX {
+                waiting.objects.clear();
+                waiting.replay = true;
+            } else {
+                waiting.objects.extend(changed.iter().cloned());
             }
-            watcher::Event::InitDone => {
-                state.listing = None;
-                state.listed = true;
-            }
-            watcher::Event::Apply(_) | watcher::Event::Delete(_) => {}
         }
-        state
-            .subscribers
-            .retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        drop(waiting);
+        self.ready.notify_one();
     }
 
-    /// A new subscriber, told first what it missed: the list in progress so far, or else the
-    /// store's objects as a completed list.
-    fn subscribe(&self, store: &Store<K>) -> mpsc::UnboundedReceiver<watcher::Event<K>>
+    fn replay(&self) {
+        let mut waiting = lock(&self.waiting);
+        waiting.objects.clear();
+        waiting.replay = true;
+        drop(waiting);
+        self.ready.notify_one();
+    }
+
+    /// The next changes: the whole store when owed, else what is waiting, else the next push.
+    async fn next(&self, store: &Store<K>) -> Vec<K>
     where
-        K: kube::Resource + Clone + 'static,
+        K: kube::Resource + 'static,
         K::DynamicType: Eq + std::hash::Hash + Clone,
     {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let missed: Vec<watcher::Event<K>> = match (&state.listing, state.listed) {
-            (Some(listing), _) => std::iter::once(watcher::Event::Init)
-                .chain(listing.iter().cloned().map(watcher::Event::InitApply))
-                .collect(),
-            (None, true) => std::iter::once(watcher::Event::Init)
-                .chain(
-                    store
-                        .state()
-                        .into_iter()
-                        .map(|object| watcher::Event::InitApply(object.as_ref().clone())),
-                )
-                .chain(std::iter::once(watcher::Event::InitDone))
-                .collect(),
-            (None, false) => Vec::new(),
-        };
-        for event in missed {
-            // The receiver is in hand: sending cannot fail.
-            let _ = sender.send(event);
+        loop {
+            {
+                let mut waiting = lock(&self.waiting);
+                if std::mem::take(&mut waiting.replay) {
+                    return store.state().iter().map(|o| o.as_ref().clone()).collect();
+                }
+                if !waiting.objects.is_empty() {
+                    return waiting.objects.drain(..).collect();
+                }
+            }
+            self.ready.notified().await;
         }
-        state.subscribers.push(sender);
-        receiver
     }
 }
 
@@ -149,7 +177,6 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::runtime::reflector;
-    use kube::runtime::watcher::Event;
 
     fn config_map(name: &str) -> ConfigMap {
         serde_json::from_value(serde_json::json!({
@@ -158,55 +185,39 @@ mod tests {
         .unwrap()
     }
 
-    /// What a receiver holds now, as short names.
-    fn drain(receiver: &mut mpsc::UnboundedReceiver<Event<ConfigMap>>) -> Vec<String> {
-        let mut seen = Vec::new();
-        while let Ok(event) = receiver.try_recv() {
-            seen.push(match event {
-                Event::Init => "init".to_owned(),
-                Event::InitApply(c) => format!("list {}", c.metadata.name.unwrap()),
-                Event::InitDone => "done".to_owned(),
-                Event::Apply(c) => format!("apply {}", c.metadata.name.unwrap()),
-                Event::Delete(c) => format!("delete {}", c.metadata.name.unwrap()),
-            });
-        }
-        seen
+    fn names(objects: Vec<ConfigMap>) -> Vec<String> {
+        let mut names: Vec<String> = objects
+            .into_iter()
+            .map(|c| c.metadata.name.unwrap())
+            .collect();
+        names.sort();
+        names
     }
 
-    #[test]
-    fn every_subscriber_sees_the_same_objects_whenever_it_comes() {
+    #[tokio::test]
+    async fn a_subscriber_gets_the_store_first_then_every_change_or_the_store_when_behind() {
         let (store, mut writer) = reflector::store::<ConfigMap>();
-        let fanout = Fanout::default();
-        let send = |writer: &mut reflector::store::Writer<ConfigMap>, event: Event<ConfigMap>| {
-            writer.apply_watcher_event(&event);
-            fanout.dispatch(&event);
-        };
-        let mut first = fanout.subscribe(&store);
-        send(&mut writer, Event::Init);
-        send(&mut writer, Event::InitApply(config_map("a")));
-        // Mid-list: told the list so far, then the rest as it comes.
-        let mut second = fanout.subscribe(&store);
-        send(&mut writer, Event::InitApply(config_map("b")));
-        send(&mut writer, Event::InitDone);
-        send(&mut writer, Event::Apply(config_map("c")));
-        // After the list: told the store as a list.
-        let mut third = fanout.subscribe(&store);
-        send(&mut writer, Event::Delete(config_map("a")));
+        writer.apply_watcher_event(&watcher::Event::Apply(config_map("a")));
+        let subscribers: Mutex<Vec<Arc<Inbox<ConfigMap>>>> = Mutex::default();
+        let inbox = Arc::new(Inbox::default());
+        inbox.replay();
+        lock(&subscribers).push(Arc::clone(&inbox));
+        assert_eq!(names(inbox.next(&store).await), ["a"]);
 
-        let whole = ["init", "list a", "list b", "done", "apply c", "delete a"];
-        assert_eq!(drain(&mut first), whole);
-        assert_eq!(drain(&mut second), whole);
-        let mut late = drain(&mut third);
-        late[1..4].sort();
-        assert_eq!(
-            late,
-            ["init", "list a", "list b", "list c", "done", "delete a"]
-        );
+        dispatch(&subscribers, &[config_map("b"), config_map("c")]);
+        dispatch(&subscribers, &[config_map("d")]);
+        assert_eq!(names(inbox.next(&store).await), ["b", "c", "d"]);
 
-        // A subscriber that went away is dropped; the others still receive.
-        drop(first);
-        send(&mut writer, Event::Apply(config_map("d")));
-        assert_eq!(fanout.state.lock().unwrap().subscribers.len(), 2);
-        assert_eq!(drain(&mut second), ["apply d"]);
+        // Further behind than the inbox holds: the store instead of the changes.
+        let flood: Vec<ConfigMap> = (0..=INBOX).map(|i| config_map(&format!("x{i}"))).collect();
+        dispatch(&subscribers, &flood);
+        dispatch(&subscribers, &[config_map("e")]);
+        assert_eq!(names(inbox.next(&store).await), ["a"]);
+        assert!(lock(&inbox.waiting).objects.is_empty());
+
+        // A subscriber that went away is dropped.
+        drop(inbox);
+        dispatch(&subscribers, &[config_map("f")]);
+        assert!(lock(&subscribers).is_empty());
     }
 }
