@@ -7,6 +7,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
+use crate::MissingKubeconfigKey;
 use crate::labels::CAPI_PAUSED_ANNOTATION;
 
 /// API group of Cluster API.
@@ -27,10 +28,14 @@ pub fn kubeconfig_secret_name(cluster: &str) -> String {
 }
 
 /// The kubeconfig in a Cluster API kubeconfig Secret's `data` (key `value`).
-pub fn kubeconfig_from_secret(data: &BTreeMap<String, ByteString>) -> Result<&[u8], String> {
+pub fn kubeconfig_from_secret(
+    data: &BTreeMap<String, ByteString>,
+) -> Result<&[u8], MissingKubeconfigKey> {
     data.get(KUBECONFIG_KEY)
         .map(|b| b.0.as_slice())
-        .ok_or_else(|| format!("no key {KUBECONFIG_KEY}"))
+        .ok_or_else(|| MissingKubeconfigKey {
+            keys: KUBECONFIG_KEY.to_owned(),
+        })
 }
 
 /// The version of Cluster API clusters to read from their CRD: the stored one when it is

@@ -52,5 +52,13 @@ pub enum Error {
     Invalid(String),
 }
 
+/// A kubeconfig Secret lacks the key a cluster's kubeconfig is read from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no key {keys}")]
+pub struct MissingKubeconfigKey {
+    /// The key looked for, or the keys tried in turn (`kubeconfig or value`).
+    pub keys: String,
+}
+
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

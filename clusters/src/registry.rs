@@ -78,7 +78,7 @@ pub enum ConnectError {
         /// `namespace/name` of the Secret.
         secret: String,
         /// What is wrong.
-        reason: String,
+        reason: SecretError,
     },
     /// The kubeconfig does not load.
     #[error("the kubeconfig in Secret {secret} is not valid: {reason}")]
@@ -86,11 +86,38 @@ pub enum ConnectError {
         /// `namespace/name` of the Secret.
         secret: String,
         /// What is wrong.
-        reason: String,
+        reason: KubeconfigError,
     },
     /// The cluster did not answer.
     #[error("the cluster does not answer: {}", crate::words::words(.0))]
     Unreachable(kube::Error),
+}
+
+/// Why a cluster's kubeconfig Secret could not be read (the reason of
+/// [`ConnectError::Secret`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    /// Reading the Secret from the management cluster failed.
+    #[error("{0}")]
+    Read(kube::Error),
+    /// The Secret has no key holding the kubeconfig.
+    #[error("{0}")]
+    Key(api::MissingKubeconfigKey),
+}
+
+/// Why the kubeconfig in a cluster's Secret could not be used (the reason of
+/// [`ConnectError::Kubeconfig`]).
+#[derive(Debug, thiserror::Error)]
+pub enum KubeconfigError {
+    /// The kubeconfig is not UTF-8 text.
+    #[error("{0}")]
+    Text(std::string::FromUtf8Error),
+    /// The kubeconfig does not parse or names no usable context.
+    #[error("{0}")]
+    Load(kube::config::KubeconfigError),
+    /// No client could be built from it (TLS material, proxy, ...).
+    #[error("{0}")]
+    Client(kube::Error),
 }
 
 /// The registered clusters of the management cluster, kept current by watches: SveltosClusters
@@ -192,7 +219,7 @@ impl Registration {
     pub fn kubeconfig_from_secret<'a>(
         &self,
         data: &'a BTreeMap<String, ByteString>,
-    ) -> Result<&'a [u8], String> {
+    ) -> Result<&'a [u8], api::MissingKubeconfigKey> {
         match self {
             Registration::Sveltos(cluster) => cluster.kubeconfig_from_secret(data),
             Registration::Capi(_) => capi::kubeconfig_from_secret(data),
@@ -210,14 +237,14 @@ impl Registration {
             .await
             .map_err(|e| ConnectError::Secret {
                 secret: secret_name.clone(),
-                reason: e.to_string(),
+                reason: SecretError::Read(e),
             })?;
         let data = secret.and_then(|s| s.data).unwrap_or_default();
         self.kubeconfig_from_secret(&data)
             .map(<[u8]>::to_vec)
-            .map_err(|reason| ConnectError::Secret {
+            .map_err(|missing| ConnectError::Secret {
                 secret: secret_name,
-                reason,
+                reason: SecretError::Key(missing),
             })
     }
 }
@@ -285,18 +312,54 @@ pub async fn connect(
 ) -> Result<(Client, String), ConnectError> {
     let bytes = cluster.kubeconfig(mgmt).await?;
     let secret = format!("{}/{}", cluster.id().namespace, cluster.secret_name());
-    let invalid = |reason: String| ConnectError::Kubeconfig {
+    let invalid = |reason: KubeconfigError| ConnectError::Kubeconfig {
         secret: secret.clone(),
         reason,
     };
-    let text = String::from_utf8(bytes).map_err(|e| invalid(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| invalid(KubeconfigError::Text(e)))?;
     let config = config_from_kubeconfig(&text)
         .await
-        .map_err(|e| invalid(e.to_string()))?;
-    let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
+        .map_err(|e| invalid(KubeconfigError::Load(e)))?;
+    let client = Client::try_from(config).map_err(|e| invalid(KubeconfigError::Client(e)))?;
     let version = client
         .apiserver_version()
         .await
         .map_err(ConnectError::Unreachable)?;
     Ok((client, version.git_version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_errors_read_as_one_sentence_with_the_cause() {
+        let missing = ConnectError::Secret {
+            secret: "fleet/c1-kubeconfig".to_owned(),
+            reason: SecretError::Key(api::MissingKubeconfigKey {
+                keys: "value".to_owned(),
+            }),
+        };
+        assert_eq!(
+            missing.to_string(),
+            "cannot read kubeconfig Secret fleet/c1-kubeconfig: no key value"
+        );
+        let Err(text) = String::from_utf8(vec![0xff]) else {
+            unreachable!("0xff is not UTF-8");
+        };
+        let invalid = ConnectError::Kubeconfig {
+            secret: "fleet/c1-kubeconfig".to_owned(),
+            reason: KubeconfigError::Text(text.clone()),
+        };
+        assert_eq!(
+            invalid.to_string(),
+            format!("the kubeconfig in Secret fleet/c1-kubeconfig is not valid: {text}")
+        );
+        let crate_level: crate::Error = invalid.into();
+        assert!(
+            crate_level
+                .to_string()
+                .starts_with("the kubeconfig in Secret")
+        );
+    }
 }

@@ -130,7 +130,7 @@ pub enum Error {
         /// Where the damage starts.
         offset: u64,
         /// What is wrong there.
-        reason: String,
+        reason: crate::journal::RecordError,
     },
 }
 

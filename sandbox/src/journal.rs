@@ -89,32 +89,71 @@ fn encode(out: &mut Vec<u8>, gr: &GroupResource, frame: &str) {
     }
 }
 
+/// Why a stored line does not read back (the reason of [`Error::Damaged`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The snapshot's first line is not the sandbox's header.
+    #[error("not a sandbox snapshot")]
+    NotSnapshot,
+    /// A snapshot's last line lacks its newline.
+    #[error("an unfinished last line")]
+    Unfinished,
+    /// The line is not UTF-8 text.
+    #[error("not UTF-8")]
+    NotUtf8,
+    /// The line does not start with a hexadecimal checksum.
+    #[error("no checksum")]
+    NoChecksum,
+    /// The line's checksum does not match its contents.
+    #[error("checksum mismatch")]
+    ChecksumMismatch,
+    /// The group, resource or frame is missing.
+    #[error("missing fields")]
+    MissingFields,
+    /// The frame is not JSON.
+    #[error("not a watch frame: {0}")]
+    NotFrame(serde_json::Error),
+    /// The frame's `type` is not `ADDED`, `MODIFIED` or `DELETED`.
+    #[error("unknown change type")]
+    UnknownType,
+    /// The frame's object has no numeric resourceVersion.
+    #[error("an object without a resourceVersion")]
+    NoResourceVersion,
+    /// A journal record does not follow the one before it.
+    #[error("resourceVersion {rv} follows {after}: records are missing or out of order")]
+    OutOfOrder {
+        /// The record's resourceVersion.
+        rv: u64,
+        /// The resourceVersion read before it.
+        after: u64,
+    },
+}
+
 /// A line (without its newline) checked and read back.
-fn decode(line: &[u8]) -> std::result::Result<Record, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_owned())?;
-    let (crc, body) = text.split_once(' ').ok_or("no checksum")?;
-    let crc = u32::from_str_radix(crc, 16).map_err(|_| "no checksum".to_owned())?;
+fn decode(line: &[u8]) -> std::result::Result<Record, RecordError> {
+    let text = std::str::from_utf8(line).map_err(|_| RecordError::NotUtf8)?;
+    let (crc, body) = text.split_once(' ').ok_or(RecordError::NoChecksum)?;
+    let crc = u32::from_str_radix(crc, 16).map_err(|_| RecordError::NoChecksum)?;
     if crc32fast::hash(body.as_bytes()) != crc {
-        return Err("checksum mismatch".into());
+        return Err(RecordError::ChecksumMismatch);
     }
     let mut parts = body.splitn(3, '\t');
     let (Some(group), Some(resource), Some(frame)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err("missing fields".into());
+        return Err(RecordError::MissingFields);
     };
-    let mut frame: Value =
-        serde_json::from_str(frame).map_err(|e| format!("not a watch frame: {e}"))?;
+    let mut frame: Value = serde_json::from_str(frame).map_err(RecordError::NotFrame)?;
     let kind = match frame["type"].as_str() {
         Some("ADDED") => EventType::Added,
         Some("MODIFIED") => EventType::Modified,
         Some("DELETED") => EventType::Deleted,
-        _ => return Err("unknown change type".into()),
+        _ => return Err(RecordError::UnknownType),
     };
     let object = frame["object"].take();
     let rv = object["metadata"]["resourceVersion"]
         .as_str()
         .and_then(|v| v.parse::<u64>().ok())
-        .ok_or("an object without a resourceVersion")?;
+        .ok_or(RecordError::NoResourceVersion)?;
     let gr = GroupResource {
         group: group.to_owned(),
         resource: resource.to_owned(),
@@ -146,7 +185,7 @@ pub fn load(dir: &Path) -> Result<Loaded> {
 }
 
 fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
-    let corrupt = |offset: usize, reason: String| Error::Damaged {
+    let corrupt = |offset: usize, reason: RecordError| Error::Damaged {
         path: path.to_owned(),
         offset: offset as u64,
         reason,
@@ -157,12 +196,12 @@ fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
     let rv = std::str::from_utf8(header)
         .ok()
         .and_then(|h| h.strip_suffix('\n')?.strip_prefix(HEADER)?.parse().ok())
-        .ok_or_else(|| corrupt(0, "not a sandbox snapshot".into()))?;
+        .ok_or_else(|| corrupt(0, RecordError::NotSnapshot))?;
     offset += header.len();
     for line in lines {
         let Some(body) = line.strip_suffix(b"\n") else {
             // Snapshots are renamed into place whole: an unfinished line is damage.
-            return Err(corrupt(offset, "an unfinished last line".into()));
+            return Err(corrupt(offset, RecordError::Unfinished));
         };
         let record = decode(body).map_err(|reason| corrupt(offset, reason))?;
         offset += line.len();
@@ -174,7 +213,7 @@ fn read_snapshot(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
 }
 
 fn read_journal(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
-    let corrupt = |offset: usize, reason: String| Error::Damaged {
+    let corrupt = |offset: usize, reason: RecordError| Error::Damaged {
         path: path.to_owned(),
         offset: offset as u64,
         reason,
@@ -203,10 +242,10 @@ fn read_journal(path: &Path, bytes: &[u8], loaded: &mut Loaded) -> Result<()> {
             // Every resourceVersion is one change, journaled in order.
             return Err(corrupt(
                 offset,
-                format!(
-                    "resourceVersion {} follows {}: records are missing or out of order",
-                    record.rv, loaded.rv
-                ),
+                RecordError::OutOfOrder {
+                    rv: record.rv,
+                    after: loaded.rv,
+                },
             ));
         }
         offset += line.len();

@@ -26,3 +26,6 @@ pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 pub use object::Object;
 pub use template::{Error, Limits, MissingKey, Options, Template};
 pub use value::Value;
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -268,7 +268,7 @@ impl SveltosCluster {
     pub fn kubeconfig_from_secret<'a>(
         &self,
         data: &'a BTreeMap<String, ByteString>,
-    ) -> Result<&'a [u8], String> {
+    ) -> Result<&'a [u8], crate::MissingKubeconfigKey> {
         let wanted = &self.spec.kubeconfig_key_name;
         let found = if wanted.is_empty() {
             data.get("kubeconfig")
@@ -277,13 +277,15 @@ impl SveltosCluster {
         } else {
             data.get(wanted)
         };
-        found.map(|b| b.0.as_slice()).ok_or_else(|| {
-            if wanted.is_empty() {
-                "no key kubeconfig or value".to_owned()
-            } else {
-                format!("no key {wanted}")
-            }
-        })
+        found
+            .map(|b| b.0.as_slice())
+            .ok_or_else(|| crate::MissingKubeconfigKey {
+                keys: if wanted.is_empty() {
+                    "kubeconfig or value".to_owned()
+                } else {
+                    wanted.clone()
+                },
+            })
     }
 
     /// Name of the Secret holding this cluster's kubeconfig.
@@ -321,5 +323,21 @@ mod tests {
         assert!(cluster.is_selectable(), "a paused cluster keeps matching");
         cluster.status = None;
         assert!(!cluster.is_selectable());
+    }
+
+    #[test]
+    fn a_missing_kubeconfig_key_is_named_in_words() {
+        let mut cluster = SveltosCluster::new("c1", SveltosClusterSpec::default());
+        let data = BTreeMap::from([
+            ("a".to_owned(), ByteString(b"one".to_vec())),
+            ("b".to_owned(), ByteString(b"two".to_vec())),
+        ]);
+        let missing = cluster.kubeconfig_from_secret(&data).unwrap_err();
+        assert_eq!(missing.to_string(), "no key kubeconfig or value");
+        cluster.spec.kubeconfig_key_name = "custom".to_owned();
+        let missing = cluster.kubeconfig_from_secret(&data).unwrap_err();
+        assert_eq!(missing.to_string(), "no key custom");
+        let missing = crate::capi::kubeconfig_from_secret(&data).unwrap_err();
+        assert_eq!(missing.to_string(), "no key value");
     }
 }
