@@ -16,18 +16,22 @@
 
 use serde_saphyr::granit_parser::{ErrorKind, Options, Parser};
 
-/// Most quoted values re-indented in one input (each costs one more pass of the parser).
-const MAX_REINDENTED: usize = 256;
+/// Most quoted values re-indented in one input (each costs one more pass of the parser, and
+/// the deployer reads cluster data on every pass).
+const MAX_REINDENTED: usize = 32;
 /// Most bytes the parser passes over while re-indenting one input (a few large files with
 /// many such values would otherwise take seconds).
-const MAX_PASSED_BYTES: usize = 256 << 20;
+const MAX_PASSED_BYTES: usize = 32 << 20;
+/// Most bytes one re-indentation may add: the lines move right of their key, not of the
+/// quote, but a line may still start far right.
+const MAX_ADDED_BYTES: usize = 1 << 20;
 
 /// `text` with the continuation lines of each quoted value the parser refuses for their
 /// indentation moved right of the value's opening quote; `None` when the parser refuses
 /// something else first, or that value cannot be placed with certainty.
 pub fn reindent(text: &str) -> Option<String> {
     let mut fixed = reindent_first(text)?;
-    let mut passed = text.len();
+    let mut passed = text.len() + fixed.len();
     for _ in 1..MAX_REINDENTED {
         passed += fixed.len();
         if passed > MAX_PASSED_BYTES {
@@ -52,27 +56,58 @@ fn reindent_first(text: &str) -> Option<String> {
         return None;
     }
     let line_start = text[..open].rfind('\n').map_or(0, |i| i + 1);
-    let quote_column = text[line_start..open].chars().count();
-    let mut fixed = String::with_capacity(text.len() + 64);
+    // Right of the key (past the line's indentation and sequence dashes) is as deep as the
+    // value's continuation lines must be; right of the quote could be anywhere.
+    let key_column = key_column(&text[line_start..open]);
+    let inside = |number: usize, line: &str| {
+        let blank = line.trim_matches([' ', '\t', '\r', '\n']).is_empty();
+        number > open_line && number <= close_line && !blank
+    };
+    let mut added = 0usize;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if inside(index + 1, line) && indent <= key_column {
+            added = added.saturating_add(key_column + 1 - indent);
+        }
+    }
+    if added > MAX_ADDED_BYTES {
+        return None;
+    }
+    let mut fixed = String::with_capacity(text.len() + added);
     let mut changed = false;
     for (index, line) in text.split_inclusive('\n').enumerate() {
-        let number = index + 1;
-        let content = line.trim_start_matches([' ', '\t']);
-        let blank = content.trim_end_matches(['\r', '\n']).is_empty();
-        if number > open_line && number <= close_line && !blank {
+        if inside(index + 1, line) {
             let indent = line.len() - line.trim_start_matches(' ').len();
             if indent == 0 && is_document_marker(line) {
                 // go-yaml refuses a document marker inside a quoted value too.
                 return None;
             }
-            if indent <= quote_column {
-                fixed.extend(std::iter::repeat_n(' ', quote_column + 1 - indent));
+            if indent <= key_column {
+                fixed.extend(std::iter::repeat_n(' ', key_column + 1 - indent));
                 changed = true;
             }
         }
         fixed.push_str(line);
     }
     changed.then_some(fixed)
+}
+
+/// The column where the content of a line starts, given the line up to a quoted value:
+/// past its indentation and any sequence dashes (`- - key: 'x` has its key at column 4).
+fn key_column(prefix: &str) -> usize {
+    let mut column = 0;
+    let mut rest = prefix;
+    loop {
+        let trimmed = rest.trim_start_matches(' ');
+        column += rest.len() - trimmed.len();
+        match trimmed.strip_prefix('-') {
+            Some(after) if after.starts_with(' ') => {
+                column += 1;
+                rest = after;
+            }
+            _ => return column,
+        }
+    }
 }
 
 /// Where the parser stopped on a quoted value's continuation line: the byte just after the
@@ -281,13 +316,27 @@ mod tests {
                 .map(|i| format!("k{i}:\n  v: 'line {i}\n  continued'\n"))
                 .collect()
         };
-        let (documents, _) = documents_noting(&values(256)).unwrap();
-        assert_eq!(documents[0]["k255"]["v"], "line 255 continued");
-        // Beyond 256 such values (a pass of the parser each), the reader says where it stopped.
-        let error = documents_noting(&values(257)).unwrap_err().to_string();
+        let (documents, _) = documents_noting(&values(32)).unwrap();
+        assert_eq!(documents[0]["k31"]["v"], "line 31 continued");
+        // Beyond 32 such values (a pass of the parser each), the reader says where it stopped.
+        let error = documents_noting(&values(33)).unwrap_err().to_string();
         assert_eq!(
             error,
-            "cannot parse YAML: line 771 column 3: invalid indentation in multiline quoted scalar"
+            "cannot parse YAML: line 99 column 3: invalid indentation in multiline quoted scalar"
         );
+    }
+
+    #[test]
+    fn lines_move_right_of_their_key_never_far_right() {
+        // Far from its key, the quote does not decide how far the lines move.
+        let far = format!("a:{}'x\n{}'\n", " ".repeat(500_000), "y\n".repeat(250_000));
+        let (documents, _) = documents_noting(&far).unwrap();
+        // "x", then " y" per line, then the space the last line break folds into.
+        assert_eq!(documents[0]["a"].as_str().map(str::len), Some(500_002));
+        // A key that far right would add too much: refused as the parser refused it.
+        let deep = format!("{}a: 'x\n{}'\n", " ".repeat(500_000), "y\n".repeat(250_000));
+        let error = documents_noting(&deep).unwrap_err().to_string();
+        assert!(error.contains("invalid indentation"), "{error}");
+        assert_eq!(super::key_column("  - - key: "), 6);
     }
 }
