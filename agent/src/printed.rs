@@ -23,6 +23,11 @@ impl Printed {
         self.state().keep = true;
     }
 
+    /// Whether what scripts print is kept.
+    pub(crate) fn is_kept(&self) -> bool {
+        self.state().keep
+    }
+
     /// One `print` call: its arguments as text, tab-separated.
     pub(crate) fn line(&self, line: &str) {
         let mut state = self.state();

@@ -96,6 +96,11 @@ impl LuaRuntime {
                 Ok(())
             })?,
         )?;
+        let kept = printed.clone();
+        modules.set(
+            "__printing",
+            lua.create_function(move |_, ()| Ok(kept.is_kept()))?,
+        )?;
         let make_env: Function = lua
             .load(ENV_FACTORY)
             .set_name("=sandbox")

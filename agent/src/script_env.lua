@@ -5,7 +5,7 @@ local G, modules = ...
 local realload, realpcall, realxpcall, select, type, error = G.load, G.pcall, G.xpcall, G.select, G.type, G.error
 local tostring_, fmt, mtype, pack, unpack = G.tostring, G.string.format, G.math.type, G.table.pack, G.table.unpack
 local exhausted = modules.__exhausted
-local emit, concat = modules.__print, G.table.concat
+local emit, printing, concat = modules.__print, modules.__printing, G.table.concat
 local setmetatable, pairs, next = G.setmetatable, G.pairs, G.next
 
 -- The string metatable stays out of reach (getmetatable("") returns false).
@@ -43,11 +43,16 @@ return function()
   local base = {}
   for _, name in G.ipairs(safe) do base[name] = G[name] end
   base.tostring = tostring51
-  -- print writes nowhere unless the runtime keeps it (eval shows it on standard error).
-  base.print = function(...)
-    local parts = {}
-    for i = 1, select("#", ...) do parts[i] = tostring51((select(i, ...))) end
-    emit(concat(parts, "\t"))
+  -- print writes nowhere unless the runtime keeps it (eval shows it on standard error); in
+  -- an agent it costs nothing, as it did before eval showed it.
+  if printing() then
+    base.print = function(...)
+      local parts = {}
+      for i = 1, select("#", ...) do parts[i] = tostring51((select(i, ...))) end
+      emit(concat(parts, "\t"))
+    end
+  else
+    base.print = function() end
   end
   base._VERSION = "Lua 5.1"
   base.pcall = function(...) return rethrow(realpcall(...)) end

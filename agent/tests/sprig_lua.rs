@@ -107,6 +107,22 @@ fn the_other_functions_answer_as_templates_do() {
 }
 
 #[test]
+fn bytes_nil_and_integers_keep_their_lua_meaning() {
+    // Binary data survives a round trip (Lua strings, like Go's, are bytes).
+    assert_eq!(
+        lua("sprig.b64dec(sprig.b64enc('\\255\\0\\254')) == '\\255\\0\\254'"),
+        "true"
+    );
+    assert_eq!(lua("sprig.b64enc('\\255')"), "/w==");
+    // A nil chosen is nil, not a truthy placeholder.
+    assert_eq!(lua("sprig.ternary(nil, 'x', true) == nil"), "true");
+    // A float with a fraction is not an integer.
+    let said = lua("select(2, sprig.trunc(2.9, 'abc'))");
+    assert_eq!(said, "sprig.trunc: argument 1: 2.9 is not an integer");
+    assert_eq!(lua("sprig.trunc(2.0, 'abc')"), "ab");
+}
+
+#[test]
 fn wrong_calls_are_said_not_raised() {
     let said = lua("select(2, sprig.trunc(\"x\"))");
     assert_eq!(said, "sprig.trunc wants 2 arguments, got 1");

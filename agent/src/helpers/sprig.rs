@@ -2,6 +2,7 @@
 //! through the template engine's own Sprig (one implementation, Go's behaviour: a template
 //! and a script given the same arguments get the same answer).
 
+use base64::Engine;
 use mlua::{FromLua, Lua, MultiValue, Table, Value as LuaValue};
 use template::{Function, Param, Value};
 
@@ -35,10 +36,28 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
         let Some(function) = sprig.get(name).cloned() else {
             continue;
         };
-        m.set(
-            name,
-            lua.create_function(move |lua, args: MultiValue| call(lua, name, &function, args))?,
-        )?;
+        let call = move |lua: &Lua, args: MultiValue| match (name, args.front()) {
+            // Lua strings are bytes, the template engine's are text: base64 of binary data
+            // keeps its bytes here (Go's strings are bytes too). Only a refusal is Sprig's.
+            ("b64enc", Some(LuaValue::String(s))) if args.len() == 1 => {
+                let bytes = s.as_bytes();
+                check_size(bytes.len() / 3 * 4 + 4)?;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(&*bytes);
+                Ok(MultiValue::from_iter([LuaValue::String(
+                    lua.create_string(encoded)?,
+                )]))
+            }
+            ("b64dec", Some(LuaValue::String(s))) if args.len() == 1 => {
+                match base64::engine::general_purpose::STANDARD.decode(&*s.as_bytes()) {
+                    Ok(bytes) => Ok(MultiValue::from_iter([LuaValue::String(
+                        lua.create_string(bytes)?,
+                    )])),
+                    Err(_) => self::call(lua, name, &function, args),
+                }
+            }
+            _ => self::call(lua, name, &function, args),
+        };
+        m.set(name, lua.create_function(call)?)?;
     }
     Ok(m)
 }
@@ -69,11 +88,24 @@ fn call(lua: &Lua, name: &str, function: &Function, args: MultiValue) -> mlua::R
                 lua.create_string(s.as_bytes())?,
             )]))
         }
+        // Go's nil is Lua's nil (not the JSON null a conversion would make, which is truthy).
+        Ok(Value::Null) => Ok(MultiValue::from_iter([LuaValue::Nil])),
         Ok(value) => {
             let json = serde_json::Value::from(&value);
             Ok(MultiValue::from_iter([crate::convert::to_lua(lua, &json)?]))
         }
         Err(error) => fail(lua, &format!("sprig.{name}: {error}")),
+    }
+}
+
+/// `arg` as an integer: a float only when it has no fraction (Go refuses 2.9 for an int, and
+/// Lua's own integer functions do too).
+fn integer(lua: &Lua, arg: LuaValue) -> mlua::Result<i64> {
+    match arg {
+        LuaValue::Number(f) if f.fract() != 0.0 || !f.is_finite() => {
+            Err(mlua::Error::runtime(format!("{f} is not an integer")))
+        }
+        other => i64::from_lua(other, lua),
     }
 }
 
@@ -83,6 +115,7 @@ fn argument(lua: &Lua, param: Param, arg: LuaValue) -> Result<Value, String> {
         mlua::Error::FromLuaConversionError { from, to, .. } => {
             format!("{from} is not a {to}")
         }
+        mlua::Error::RuntimeError(message) => message,
         other => other.to_string(),
     };
     Ok(match param {
@@ -91,8 +124,8 @@ fn argument(lua: &Lua, param: Param, arg: LuaValue) -> Result<Value, String> {
             LuaValue::String(s) => Value::string(s.to_string_lossy()),
             _ => Value::string(String::from_lua(arg, lua).map_err(plain)?),
         },
-        Param::Int => Value::Int(i64::from_lua(arg, lua).map_err(plain)?),
-        Param::Int64 => Value::Int64(i64::from_lua(arg, lua).map_err(plain)?),
+        Param::Int => Value::Int(integer(lua, arg).map_err(plain)?),
+        Param::Int64 => Value::Int64(integer(lua, arg).map_err(plain)?),
         Param::Float => Value::Float(f64::from_lua(arg, lua).map_err(plain)?),
         Param::Bool => Value::Bool(bool::from_lua(arg, lua).map_err(plain)?),
         Param::Any | Param::List | Param::Map | Param::Object(_) => {
