@@ -36,14 +36,9 @@ pub enum Mode {
 /// Why the process stopped before it was asked to.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The endpoints' address could not be listened on.
-    #[error("listening on {addr}: {source}")]
-    Listen {
-        /// The address.
-        addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// An address could not be listened on.
+    #[error(transparent)]
+    Listen(#[from] clusters::process::ListenError),
     /// The endpoints stopped.
     #[error("serving /healthz, /readyz and /metrics: {0}")]
     Http(std::io::Error),
@@ -60,9 +55,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
         let Some(addr) = http_addr else {
             return std::future::pending().await;
         };
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| RunError::Listen { addr, source })?;
+        let listener = clusters::process::listen(addr).await?;
         axum::serve(listener, crate::observe::router())
             .await
             .map_err(RunError::Http)
@@ -81,5 +74,41 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
     tokio::select! {
         () = agent => Ok(()),
         result = http => result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_address_in_use_stops_the_agent_in_words_and_shutdown_stops_it_quietly() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let client = || {
+            let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+            Client::try_from(config).unwrap()
+        };
+        let spoke = || Mode::Spoke {
+            cluster_name: "c".into(),
+        };
+        let options = Options {
+            client: client(),
+            mode: spoke(),
+            http_addr: Some(addr),
+        };
+        let error = run(options, std::future::pending()).await.unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("listening on {addr}: ")),
+            "{error}"
+        );
+        let options = Options {
+            client: client(),
+            mode: spoke(),
+            http_addr: None,
+        };
+        assert!(run(options, std::future::ready(())).await.is_ok());
     }
 }

@@ -1,4 +1,5 @@
-//! What every controller process does the same way: its logs and its stop signal.
+//! What every controller process does the same way: its logs, its listeners and its stop
+//! signal.
 
 /// Logs of a controller process on stderr, as JSON lines when `json`, filtered by `RUST_LOG`
 /// (default `info`). The agent and the manager start the same way.
@@ -13,6 +14,23 @@ pub fn init_logs(json: bool) {
     } else {
         logs.init();
     }
+}
+
+/// An address a process could not listen on.
+#[derive(Debug, thiserror::Error)]
+#[error("listening on {addr}: {source}")]
+pub struct ListenError {
+    /// The address.
+    pub addr: std::net::SocketAddr,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// A TCP listener on `addr` for a process's endpoints.
+pub async fn listen(addr: std::net::SocketAddr) -> Result<tokio::net::TcpListener, ListenError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ListenError { addr, source })
 }
 
 /// Completes on SIGINT or SIGTERM (what Kubernetes sends a stopping pod).

@@ -47,13 +47,8 @@ pub struct Leader {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// An address could not be listened on.
-    #[error("listening on {addr}: {source}")]
-    Listen {
-        /// The address.
-        addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Listen(#[from] clusters::process::ListenError),
     /// The HTTP endpoints stopped.
     #[error("the HTTP endpoints stopped: {0}")]
     Http(std::io::Error),
@@ -79,12 +74,6 @@ pub enum RunError {
     LostLease,
 }
 
-async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, RunError> {
-    tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| RunError::Listen { addr, source })
-}
-
 /// Runs the process until `shutdown` completes (`Ok`) or a part of it stops (`Err`).
 pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
     let Options {
@@ -102,7 +91,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
             return std::future::pending().await;
         };
         let router = crate::serve::router(telemetry.clone());
-        axum::serve(listen(addr).await?, router)
+        axum::serve(clusters::process::listen(addr).await?, router)
             .await
             .map_err(RunError::Http)
     };
@@ -110,7 +99,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
         let Some((addr, webhook)) = webhook else {
             return std::future::pending().await;
         };
-        let listener = listen(addr).await?;
+        let listener = clusters::process::listen(addr).await?;
         let router = crate::serve::webhook_router();
         Ok(webhook.serve(client.clone(), listener, router).await?)
     };
@@ -171,5 +160,34 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
         result = http => result,
         result = webhook => result,
         result = lead => result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_address_in_use_stops_the_process_in_words() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let options = Options {
+            client: Client::try_from(config).unwrap(),
+            http_addr: Some(addr),
+            webhook: None,
+            leader: None,
+            scope: ClusterScope::default(),
+            capi_onboard_annotation: None,
+            no_deployer: true,
+        };
+        let error = run(options, std::future::pending()).await.unwrap_err();
+        assert!(matches!(error, RunError::Listen(_)), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("listening on {addr}: ")),
+            "{error}"
+        );
     }
 }

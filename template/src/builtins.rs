@@ -343,17 +343,11 @@ fn eq_one(a: &Value, b: &Value) -> Result<bool, FuncError> {
                 x == y
             }
         }
-        (x @ Value::Object(_), y @ Value::Object(_)) => {
-            return Err(format!(
-                "non-comparable types {}: {}, {}: {}",
-                gofmt::to_v(x),
-                x.type_name(),
-                y.type_name(),
-                gofmt::to_v(y)
-            )
-            .into());
-        }
-        (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
+        // Objects of two types, or values of two kinds.
+        (x, y)
+            if matches!((x, y), (Value::Object(_), Value::Object(_)))
+                || std::mem::discriminant(x) != std::mem::discriminant(y) =>
+        {
             return Err(format!(
                 "non-comparable types {}: {}, {}: {}",
                 gofmt::to_v(x),

@@ -2,6 +2,8 @@
 //! loading the script) on every EventSource of the fixture suites: both must call the same
 //! scripts valid, apart from the differences written below.
 
+#![allow(clippy::unwrap_used)] // test set-up
+
 use std::path::{Path, PathBuf};
 
 use agent::{Limits, LuaRuntime, evaluate};
@@ -56,20 +58,25 @@ fn the_syntax_check_agrees_with_the_lua_vm_on_every_fixture() {
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }
 
+/// What the syntax check and the Lua VM say of an EventSource whose one script is `script`.
+fn both(runtime: &LuaRuntime, script: &str) -> (Result<(), String>, Result<(), String>) {
+    let source: api::v1beta1::EventSource = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "es"},
+        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service",
+                 "evaluate": script}]}
+    }))
+    .unwrap();
+    let by_vm = evaluate::validate(runtime, &source).map_err(|e| e.to_string());
+    (scripts::check(&source), by_vm)
+}
+
 #[test]
 fn both_offer_the_same_modules() {
     let runtime = LuaRuntime::new(Limits::default()).unwrap();
     for module in ["json", "strings", "runes", "sprig", "socket", "os", "io"] {
         let script =
             format!("local m = require(\"{module}\")\nfunction evaluate() return {{}} end");
-        let source: api::v1beta1::EventSource = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "es"},
-            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service",
-                     "evaluate": script}]}
-        }))
-        .unwrap();
-        let by_syntax = scripts::check(&source);
-        let by_vm = evaluate::validate(&runtime, &source).map_err(|e| e.to_string());
+        let (by_syntax, by_vm) = both(&runtime, &script);
         assert_eq!(
             by_syntax.is_ok(),
             by_vm.is_ok(),
@@ -110,14 +117,7 @@ fn both_refuse_what_nests_deeper_than_lua_allows() {
     for depth in [50, 150, 190, 260, 1_000] {
         for (form, body) in body(depth).into_iter().enumerate() {
             let script = format!("function evaluate() {body} end");
-            let source: api::v1beta1::EventSource = serde_json::from_value(serde_json::json!({
-                "metadata": {"name": "es"},
-                "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service",
-                         "evaluate": script}]}
-            }))
-            .unwrap();
-            let by_syntax = scripts::check(&source);
-            let by_vm = evaluate::validate(&runtime, &source).map_err(|e| e.to_string());
+            let (by_syntax, by_vm) = both(&runtime, &script);
             assert_eq!(
                 by_syntax.is_ok(),
                 by_vm.is_ok(),
