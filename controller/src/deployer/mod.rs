@@ -10,6 +10,7 @@ pub mod diff;
 pub mod documents;
 pub mod index;
 pub mod manifests;
+pub mod marks;
 pub mod metadata;
 pub mod targets;
 
@@ -164,12 +165,9 @@ pub async fn run(
         let caches = caches.clone();
         let queue = Arc::clone(&queue);
         move || {
-            for profile in caches.profiles.state() {
-                queue.mark(profile.name_any_or_default());
-            }
-            // Profiles that are gone but still have summaries to withdraw.
-            for summary in caches.summaries.state() {
-                queue.mark(profile_of(&summary));
+            let (profiles, summaries) = (caches.profiles.state(), caches.summaries.state());
+            for name in marks::every(&profiles, &summaries) {
+                queue.mark(name);
             }
         }
     };
@@ -178,19 +176,24 @@ pub async fn run(
         let caches = caches.clone();
         let queue = Arc::clone(&queue);
         move |kind: &str, meta: &ObjectMeta| {
-            let namespace = meta.namespace.as_deref().unwrap_or_default();
-            let name = meta.name.as_deref().unwrap_or_default();
-            if kind == "Secret" && caches.is_kubeconfig(namespace, name) {
-                for profile in caches.profiles.state() {
-                    queue.mark(profile.name_any_or_default());
-                }
-                return;
-            }
-            for candidate in caches.by_reference.candidates(kind, name) {
-                let profile = caches.profiles.get(&ObjectRef::new(&candidate));
-                if profile.is_some_and(|p| refers_to(&p.spec, kind, namespace, name)) {
-                    queue.mark(candidate);
-                }
+            let object = marks::Object {
+                kind,
+                namespace: meta.namespace.as_deref().unwrap_or_default(),
+                name: meta.name.as_deref().unwrap_or_default(),
+            };
+            let kubeconfig =
+                kind == "Secret" && caches.is_kubeconfig(object.namespace, object.name);
+            let candidates: Vec<Arc<ClusterProfile>> = if kubeconfig {
+                caches.profiles.state()
+            } else {
+                let names = caches.by_reference.candidates(kind, object.name);
+                names
+                    .iter()
+                    .filter_map(|name| caches.profiles.get(&ObjectRef::new(name)))
+                    .collect()
+            };
+            for name in marks::referring(&object, kubeconfig, &candidates) {
+                queue.mark(name);
             }
         }
     };
@@ -330,27 +333,6 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
             retries.record(&queue, "ClusterProfile", name, outcome);
         }
     }
-}
-
-/// Whether `spec` may read the `kind` object `namespace/name`: a policyRef or
-/// templateResourceRef names it, or names it through a template (which any object may match).
-fn refers_to(spec: &ClusterProfileSpec, kind: &str, namespace: &str, name: &str) -> bool {
-    let may_be = |wanted: &str, actual: &str| wanted == actual || wanted.contains("{{");
-    let policies = spec.policy_refs.iter().any(|r| {
-        r.kind == kind
-            && may_be(&r.name, name)
-            && (r.namespace.is_empty() || may_be(&r.namespace, namespace))
-    });
-    policies
-        || spec.template_resource_refs.iter().any(|r| {
-            let resource = &r.resource;
-            resource.kind.as_deref() == Some(kind)
-                && may_be(resource.name.as_deref().unwrap_or_default(), name)
-                && resource
-                    .namespace
-                    .as_deref()
-                    .is_none_or(|n| n.is_empty() || may_be(n, namespace))
-        })
 }
 
 /// The clusters `profile` matches: its clusterSelector, its clusterRefs and the clusters its
@@ -701,45 +683,5 @@ async fn write_profile_status(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(error) => Err(error.into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(value: Value) -> ClusterProfileSpec {
-        serde_json::from_value(value).unwrap_or_else(|e| panic!("bad test spec: {e}"))
-    }
-
-    #[test]
-    fn a_profile_refers_to_the_objects_its_refs_name() {
-        let profile = spec(json!({"policyRefs": [
-            {"kind": "ConfigMap", "namespace": "projectsveltos", "name": "np-1"},
-            {"kind": "Secret", "name": "creds"},
-        ]}));
-        assert!(refers_to(&profile, "ConfigMap", "projectsveltos", "np-1"));
-        assert!(!refers_to(&profile, "ConfigMap", "projectsveltos", "np-2"));
-        assert!(!refers_to(&profile, "Secret", "projectsveltos", "np-1"));
-        assert!(!refers_to(&profile, "ConfigMap", "default", "np-1"));
-        // No namespace: the cluster's, whichever it is.
-        assert!(refers_to(&profile, "Secret", "anywhere", "creds"));
-    }
-
-    #[test]
-    fn templated_refs_may_refer_to_anything_of_their_kind() {
-        let profile = spec(json!({
-            "policyRefs": [
-                {"kind": "ConfigMap", "namespace": "{{ .Cluster.metadata.namespace }}", "name": "fixed"},
-            ],
-            "templateResourceRefs": [{
-                "resource": {"apiVersion": "v1", "kind": "Secret", "name": "{{ .Cluster.metadata.name }}-creds"},
-                "identifier": "creds",
-            }],
-        }));
-        assert!(refers_to(&profile, "ConfigMap", "team-a", "fixed"));
-        assert!(!refers_to(&profile, "ConfigMap", "team-a", "other"));
-        assert!(refers_to(&profile, "Secret", "team-a", "c1-creds"));
-        assert!(!refers_to(&profile, "ConfigMap", "team-a", "c1-creds"));
     }
 }
