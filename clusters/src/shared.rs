@@ -12,7 +12,7 @@ use kube::runtime::watcher;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-use crate::watch::{Settled, Watched, reflect_events};
+use crate::watch::{Settled, Watched, events};
 
 /// Most changed objects a subscriber may have waiting; one further behind is sent the whole
 /// store again instead (as a watcher further behind than the server keeps relists).
@@ -48,7 +48,7 @@ impl Drop for StopOnDrop {
 impl<K: Watched> Shared<K> {
     /// Starts watching every object of `K` (within a Tokio runtime).
     pub fn start(client: &Client, config: watcher::Config) -> Self {
-        let (store, events) = reflect_events::<K>(client, config);
+        let (store, events) = events::<K>(kube::Api::all(client.clone()), config);
         let subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>> = Arc::default();
         let (reader, senders) = (store.clone(), Arc::clone(&subscribers));
         let task = tokio::spawn(async move {

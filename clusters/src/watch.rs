@@ -35,7 +35,7 @@ pub fn reflect<K>(
 where
     K: Watched,
 {
-    let (store, events) = reflect_events::<K>(client, config);
+    let (store, events) = events::<K>(Api::all(client.clone()), config);
     let objects = settle(store.clone(), events);
     (store, objects)
 }
@@ -101,24 +101,10 @@ where
     }
 }
 
-/// A reflector over all objects of `K`, and the watcher's events, each passed on once the
-/// store applied it. A list's objects reach the store only at its `InitDone` (kube-runtime
-/// buffers them until then), which is when an index kept from these events is made anew.
-pub fn reflect_events<K>(
-    client: &Client,
-    config: watcher::Config,
-) -> (
-    Store<K>,
-    impl Stream<Item = watcher::Event<K>> + Send + use<K>,
-)
-where
-    K: Watched,
-{
-    events(Api::all(client.clone()), config)
-}
-
 /// A reflector over `api` (all namespaces or one) and the watcher's events, each passed on
-/// once the store applied it; watch failures are logged and retried with a backoff.
+/// once the store applied it; watch failures are logged and retried with a backoff. A list's
+/// objects reach the store only at its `InitDone` (kube-runtime buffers them until then),
+/// which is when an index kept from these events is made anew.
 pub fn events<K>(
     api: Api<K>,
     config: watcher::Config,

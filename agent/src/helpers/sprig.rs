@@ -30,7 +30,9 @@ const FUNCTIONS: [&str; 16] = [
 
 /// Builds the module table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
-    let sprig = template::sprig::sprig_funcs();
+    // Made once per process: every script that requires sprig reads the same map.
+    static SPRIG: std::sync::OnceLock<template::FuncMap> = std::sync::OnceLock::new();
+    let sprig = SPRIG.get_or_init(template::sprig::sprig_funcs);
     let m = lua.create_table()?;
     for name in FUNCTIONS {
         let Some(function) = sprig.get(name).cloned() else {

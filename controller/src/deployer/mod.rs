@@ -43,7 +43,7 @@ use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
 use crate::watches::Watches;
-use clusters::watch::{Settled, reflect, reflect_events};
+use clusters::watch::{Settled, events, reflect};
 use deploy::{Deployer, Outcome};
 use index::{ByProfile, ByReference, profile_of};
 use targets::Targets;
@@ -139,7 +139,7 @@ pub async fn run(
     telemetry.expect(CONTROLLER);
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
-    let (profiles, profile_events) = reflect_events::<ClusterProfile>(&client, all());
+    let (profiles, profile_events) = events::<ClusterProfile>(Api::all(client.clone()), all());
     let (fleet, fleet_events) = (shared.fleet.clone(), shared.fleet_changes());
     let (cluster_sets, cluster_set_events) =
         (shared.cluster_sets.store(), shared.cluster_sets.objects());
@@ -147,8 +147,10 @@ pub async fn run(
     let (config_maps, config_map_events) =
         (shared.config_maps.store(), shared.config_maps.objects());
     let (secrets, secret_events) = (shared.secrets.store(), shared.secrets.objects());
-    let (summaries, summary_events) =
-        reflect_events::<ClusterSummary>(&client, all().labels(CLUSTER_PROFILE_NAME_LABEL));
+    let (summaries, summary_events) = events::<ClusterSummary>(
+        Api::all(client.clone()),
+        all().labels(CLUSTER_PROFILE_NAME_LABEL),
+    );
     let caches = Caches {
         profiles,
         fleet,

@@ -36,6 +36,17 @@ fn trim_zero_decimal(s: &str) -> &str {
 
 /// `strconv.ParseInt(s, 0, 64)`: optional sign, `0x`/`0o`/`0b`/leading-`0` prefixes, `_`s.
 pub fn parse_int_base0(s: &str) -> Option<i64> {
+    let (negative, magnitude) = parse_go_integer(s)?;
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// The sign and 64-bit magnitude of an integer as `strconv` reads it with base 0: optional
+/// sign, `0x`/`0o`/`0b`/leading-`0` prefixes, `_`s between the digits of a prefixed number.
+pub fn parse_go_integer(s: &str) -> Option<(bool, u64)> {
     let (negative, body) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
@@ -61,12 +72,7 @@ pub fn parse_int_base0(s: &str) -> Option<i64> {
     if digits.is_empty() || digits.starts_with(['+', '-']) {
         return None;
     }
-    let magnitude = u64::from_str_radix(&digits, radix).ok()?;
-    if negative {
-        0i64.checked_sub_unsigned(magnitude)
-    } else {
-        i64::try_from(magnitude).ok()
-    }
+    Some((negative, u64::from_str_radix(&digits, radix).ok()?))
 }
 
 /// spf13/cast `ToInt64`: numbers truncated, strings parsed (base prefixes allowed), bools 0/1,

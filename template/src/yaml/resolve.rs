@@ -31,34 +31,11 @@ fn digits(s: &str, radix: u32) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_digit(radix))
 }
 
-/// `strconv.ParseInt(s, 0, 64)` or `ParseUint` succeeds: a sign (ParseInt only), a base
-/// prefix (`0x`, `0o`, `0b`, or `0` for octal) and digits that fit 64 bits.
+/// `strconv.ParseInt(s, 0, 64)` or `ParseUint` succeeds on `s` (without `_`s): a sign
+/// (ParseInt only), a base prefix and digits that fit 64 bits.
 fn is_go_int(s: &str) -> bool {
-    let (negative, body) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, number) = if let Some(rest) = lower.strip_prefix("0x") {
-        (16, rest)
-    } else if let Some(rest) = lower.strip_prefix("0o") {
-        (8, rest)
-    } else if let Some(rest) = lower.strip_prefix("0b") {
-        (2, rest)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, &lower[1..])
-    } else {
-        (10, lower.as_str())
-    };
-    if !digits(number, radix) {
-        return false;
-    }
-    match u64::from_str_radix(number, radix) {
-        Ok(n) if negative => n <= 1 << 63,
-        Ok(_) => true,
-        Err(_) => false,
-    }
+    crate::sprig::conv::parse_go_integer(s)
+        .is_some_and(|(negative, magnitude)| !negative || magnitude <= 1 << 63)
 }
 
 /// go-yaml's float pattern `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, and a
