@@ -36,14 +36,14 @@ fn jsonl(name: &str) -> Result<Vec<Value>, String> {
 /// `objectRef` of go-baseline: the event-manager's reference to a matching resource.
 fn reference(object: &Value) -> Value {
     let field = |path: &[&str]| {
-        let mut current = object;
+        let mut current = object.clone();
         for key in path {
-            current = match current {
-                Value::Map(map) => map.get(*key).unwrap_or(&Value::Null),
-                _ => &Value::Null,
+            current = match &current {
+                Value::Map(map) => map.get(key).unwrap_or(Value::Null),
+                _ => Value::Null,
             };
         }
-        current.clone()
+        current
     };
     Value::map(BTreeMap::from([
         ("Kind".to_string(), field(&["kind"])),

@@ -223,7 +223,7 @@ pub fn index(item: &Value, indexes: &[Value]) -> FuncResult {
                 Value::Int(i64::from(*byte))
             }
             Value::Map(map) => match index {
-                Value::String(key) => map.get(key.as_ref()).cloned().unwrap_or(Value::Null),
+                Value::String(key) => map.get(key.as_ref()).unwrap_or(Value::Null),
                 Value::Null => return Err("value is nil; should be of type string".into()),
                 other => {
                     return Err(

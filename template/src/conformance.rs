@@ -84,8 +84,8 @@ pub fn function_set(name: &str, data: &Value) -> Result<FuncMap, String> {
             map.extend(&sprig_funcs());
             map.extend(&sveltos_event_funcs());
             let resources = match data {
-                Value::Map(top) => match top.get("MgmtResources") {
-                    Some(Value::Map(resources)) => resources.as_ref().clone(),
+                Value::Map(top) => match &top.get("MgmtResources") {
+                    Some(Value::Map(resources)) => resources.entries(),
                     _ => BTreeMap::new(),
                 },
                 _ => BTreeMap::new(),

@@ -203,14 +203,10 @@ impl<'a> State<'a> {
                 }
             }
             Some(Value::Map(map)) => {
-                for (key, item) in map.iter() {
+                // Over the entries as they were (the body may change the map).
+                for (key, item) in map.entries() {
                     ran = true;
-                    if !self.range_iteration(
-                        branch,
-                        body_mark,
-                        Value::string(key.as_str()),
-                        item.clone(),
-                    )? {
+                    if !self.range_iteration(branch, body_mark, Value::string(key), item)? {
                         break;
                     }
                 }
@@ -337,18 +333,6 @@ impl<'a> State<'a> {
             }
             None => Err(self.error(format!("undefined variable: {name}"))),
         }
-    }
-
-    /// Stores `value` at `$var.a.b` (a map-mutating function's result), rebuilding the maps
-    /// on the path; a path through something other than maps is left alone.
-    fn write_back(&mut self, idents: &[String], value: Value) -> Eval<()> {
-        let Some(current) = self.var_value(&idents[0])? else {
-            return Ok(());
-        };
-        if let Some(updated) = replace_at(&current, &idents[1..], value) {
-            self.set_var(&idents[0], Some(updated))?;
-        }
-        Ok(())
     }
 
     fn set_top_var(&mut self, n: usize, value: Val) {
@@ -524,7 +508,7 @@ impl<'a> State<'a> {
                     return Err(self.error(format!("{name} is not a method but has arguments")));
                 }
                 match map.get(name) {
-                    Some(value) => Ok(Some(value.clone())),
+                    Some(value) => Ok(Some(value)),
                     None => match missing_key {
                         MissingKey::Default => Ok(None),
                         MissingKey::Zero => Ok(Some(Value::Null)),
@@ -635,14 +619,7 @@ impl<'a> State<'a> {
             argv.push(self.validate(last, param)?);
         }
         match (function.body)(&argv) {
-            Ok(value) => {
-                if function.writes_back
-                    && let Some(Arg::Variable(_, idents)) = args.first()
-                {
-                    self.write_back(idents, value.clone())?;
-                }
-                Ok(Some(value))
-            }
+            Ok(value) => Ok(Some(value)),
             Err(error) => {
                 self.at = call_site;
                 Err(self.error(format!("error calling {name}: {error}")))
@@ -764,19 +741,4 @@ impl<'a> State<'a> {
         }
         Ok(Value::Null)
     }
-}
-
-/// `root` with the value at `path` (map keys) replaced by `value`; `None` if the path does not
-/// lead through maps to an existing entry.
-fn replace_at(root: &Value, path: &[String], value: Value) -> Option<Value> {
-    let Some((first, rest)) = path.split_first() else {
-        return Some(value);
-    };
-    let Value::Map(map) = root else {
-        return None;
-    };
-    let inner = replace_at(map.get(first)?, rest, value)?;
-    let mut map = map.as_ref().clone();
-    map.insert(first.clone(), inner);
-    Some(Value::map(map))
 }

@@ -105,8 +105,20 @@ impl<T: Into<String>> From<T> for FuncError {
     }
 }
 
+impl From<crate::dict::Cycle> for FuncError {
+    fn from(cycle: crate::dict::Cycle) -> Self {
+        FuncError(cycle.to_string())
+    }
+}
+
+impl From<crate::value::TooDeep> for FuncError {
+    fn from(too_deep: crate::value::TooDeep) -> Self {
+        FuncError(too_deep.to_string())
+    }
+}
+
 /// What a function returns: a value, or the error Go's function would return (or panic with).
-pub type FuncResult = Result<Value, FuncError>;
+pub type FuncResult<T = Value> = Result<T, FuncError>;
 
 /// The body of a function: receives arguments already checked against its signature.
 pub type NativeFn = dyn Fn(&[Value]) -> FuncResult + Send + Sync;
@@ -120,10 +132,6 @@ pub struct Function {
     pub variadic: Option<Param>,
     /// The body.
     pub body: Arc<NativeFn>,
-    /// Go's function mutates the map passed as its first argument and returns it (sprig's
-    /// `set`, `unset`, `merge`...). Our maps are immutable, so the executor stores the returned
-    /// value back into the variable (`$d`, `$d.a.b`) that was passed as the first argument.
-    pub writes_back: bool,
 }
 
 impl fmt::Debug for Function {
@@ -131,7 +139,6 @@ impl fmt::Debug for Function {
         f.debug_struct("Function")
             .field("params", &self.params)
             .field("variadic", &self.variadic)
-            .field("writes_back", &self.writes_back)
             .finish_non_exhaustive()
     }
 }
@@ -146,7 +153,6 @@ impl Function {
             params: params.to_vec(),
             variadic: None,
             body: Arc::new(body),
-            writes_back: false,
         }
     }
 
@@ -160,14 +166,7 @@ impl Function {
             params: params.to_vec(),
             variadic: Some(variadic),
             body: Arc::new(body),
-            writes_back: false,
         }
-    }
-
-    /// Marks the function as mutating its first argument (see [`Function::writes_back`]).
-    pub fn writing_back(mut self) -> Self {
-        self.writes_back = true;
-        self
     }
 
     /// The type of argument `index`, or `None` past the end of a fixed signature.

@@ -8,6 +8,7 @@ mod ast;
 pub mod builtins;
 pub mod cache;
 pub mod conformance;
+pub mod dict;
 mod exec;
 pub mod funcs;
 pub mod gofmt;
@@ -22,6 +23,7 @@ pub mod value;
 pub mod yaml;
 
 pub use cache::TemplateCache;
+pub use dict::Dict;
 pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 pub use object::Object;
 pub use template::{Error, Limits, MissingKey, Options, Template};

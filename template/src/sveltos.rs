@@ -1,18 +1,18 @@
 //! Sveltos' own template functions: libsveltos' encoders and the resource helpers of the
 //! event-manager (which take an object) and of the addon-controller (which take an identifier).
 //!
-//! Go's helpers mutate the map they are given; maps here are immutable values, so `setField`
-//! and `removeField` leave their argument as it was (only their returned text differs), while
-//! `chainSetField` and `chainRemoveField` write their result back into the variable passed, as
-//! Go's callers observe.
+//! The event-manager's helpers change the map they are given, as upstream's do: `getResource`
+//! and `copy` strip server-owned metadata from it, `setField`, `removeField` and the `chain*`
+//! helpers edit it. The addon-controller's helpers work on a copy of the fetched object.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::dict::Dict;
 use crate::funcs::{FuncError, FuncMap, Function, Param};
 use crate::sprig::conv::str_arg;
 use crate::sprig::json::{encode as json_encode, floats};
-use crate::value::Value;
+use crate::value::{MAX_DEPTH, TooDeep, Value};
 use crate::yaml::{self, Flavour, SIGS_K8S_YAML, YAML_V3};
 
 /// Fetched objects by TemplateResourceRef identifier.
@@ -39,10 +39,10 @@ pub fn sveltos_event_funcs() -> FuncMap {
 pub fn sveltos_addon_funcs(resources: Resources) -> FuncMap {
     let mut map = libsveltos_funcs();
     let lookup = move |id: &Value| -> Result<Value, FuncError> {
-        Ok(resources
-            .get(str_arg(id))
-            .map(cleaned)
-            .unwrap_or(Value::Null))
+        match resources.get(str_arg(id)) {
+            Some(object) => Ok(cleaned(&object.deep_copy()?)),
+            None => Ok(Value::Null),
+        }
     };
     let get = lookup.clone();
     map.insert(
@@ -88,21 +88,24 @@ fn insert_field_helpers(
         "getField",
         Function::new(&[Param::Any, Param::String], move |a| {
             let object = get(&a[0])?;
-            Ok(field(&object, str_arg(&a[1]))
-                .cloned()
-                .unwrap_or_else(|| Value::string("")))
+            match field(&object, str_arg(&a[1])) {
+                Some(value) => Ok(value.deep_copy()?),
+                None => Ok(Value::string("")),
+            }
         }),
     );
     let get = object.clone();
     registry.insert(
         "setField",
         Function::new(&[Param::Any, Param::String, Param::Any], move |a| {
-            json_like(&a[2])?;
+            json_like(&a[2], 0)?;
             let object = cleaned(&get(&a[0])?);
-            Ok(match set_field(&object, str_arg(&a[1]), a[2].clone()) {
-                Some(changed) => yaml_text(&changed, flavour),
-                None => Value::string(""),
-            })
+            Ok(
+                match set_field(&object, str_arg(&a[1]), a[2].deep_copy()?) {
+                    Some(()) => yaml_text(&object, flavour),
+                    None => Value::string(""),
+                },
+            )
         }),
     );
     let get = object.clone();
@@ -110,23 +113,26 @@ fn insert_field_helpers(
         "removeField",
         Function::new(&[Param::Any, Param::String], move |a| {
             let object = cleaned(&get(&a[0])?);
-            Ok(yaml_text(&remove_field(&object, str_arg(&a[1])), flavour))
+            remove_field(&object, str_arg(&a[1]));
+            Ok(yaml_text(&object, flavour))
         }),
     );
     registry.insert(
         "chainSetField",
         Function::new(&[Param::Any, Param::String, Param::Any], |a| {
-            json_like(&a[2])?;
-            Ok(set_field(&a[0], str_arg(&a[1]), a[2].clone()).unwrap_or(Value::Null))
-        })
-        .writing_back(),
+            json_like(&a[2], 0)?;
+            Ok(match set_field(&a[0], str_arg(&a[1]), a[2].deep_copy()?) {
+                Some(()) => a[0].clone(),
+                None => Value::Null,
+            })
+        }),
     );
     registry.insert(
         "chainRemoveField",
         Function::new(&[Param::Any, Param::String], |a| {
-            Ok(remove_field(&a[0], str_arg(&a[1])))
-        })
-        .writing_back(),
+            remove_field(&a[0], str_arg(&a[1]));
+            Ok(a[0].clone())
+        }),
     );
 }
 
@@ -185,7 +191,7 @@ fn libsveltos_funcs() -> FuncMap {
     map.insert(
         "toToml",
         Function::new(&[Param::Any], |a| {
-            let json = serde_json::Value::from(&a[0]);
+            let json = a[0].to_json()?;
             Ok(Value::string(
                 toml::to_string(&json).unwrap_or_else(|e| e.to_string()),
             ))
@@ -244,82 +250,85 @@ fn yaml_text(value: &Value, flavour: Flavour) -> Value {
     Value::string(text.strip_suffix('\n').unwrap_or(&text).to_owned())
 }
 
-/// The object without the server-owned metadata upstream strips (`managedFields`,
-/// `resourceVersion`, `uid`); other values pass unchanged.
+/// The object, with the server-owned metadata upstream strips (`managedFields`,
+/// `resourceVersion`, `uid`) removed from it in place; other values pass unchanged.
 fn cleaned(object: &Value) -> Value {
-    let mut out = object.clone();
     for key in ["managedFields", "resourceVersion", "uid"] {
-        out = remove_path(&out, &["metadata", key]).unwrap_or(out);
+        remove_path(object, &["metadata", key]);
     }
-    out
+    object.clone()
 }
 
 /// Rejects what Kubernetes' unstructured setters cannot deep-copy (Go `int`s from template
 /// literals), as upstream's render fails.
-fn json_like(value: &Value) -> Result<(), FuncError> {
+fn json_like(value: &Value, depth: usize) -> Result<(), FuncError> {
+    if depth > MAX_DEPTH {
+        return Err(TooDeep.into());
+    }
     match value {
         Value::Int(_) => Err("cannot deep copy int".into()),
-        Value::List(items) => items.iter().try_for_each(json_like),
-        Value::Map(map) => map.values().try_for_each(json_like),
+        Value::List(items) => items.iter().try_for_each(|v| json_like(v, depth + 1)),
+        Value::Map(map) => map
+            .read()
+            .values()
+            .try_for_each(|v| json_like(v, depth + 1)),
         _ => Ok(()),
     }
 }
 
 /// The value at the dotted `path`.
-fn field<'v>(object: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.')
-        .try_fold(object, |current, key| match current {
+fn field(object: &Value, path: &str) -> Option<Value> {
+    walk(object, path.split('.'))
+}
+
+/// The value reached from `object` through the map keys `keys`.
+fn walk<'k>(object: &Value, keys: impl IntoIterator<Item = &'k str>) -> Option<Value> {
+    keys.into_iter()
+        .try_fold(object.clone(), |current, key| match &current {
             Value::Map(map) => map.get(key),
             _ => None,
         })
 }
 
-/// `object` with `value` at the dotted `path` (intermediate maps created); `None` when a step
-/// of the path holds something other than a map.
-fn set_field(object: &Value, path: &str, value: Value) -> Option<Value> {
-    let keys: Vec<&str> = path.split('.').collect();
-    set_path(object, &keys, value)
-}
-
-fn set_path(object: &Value, keys: &[&str], value: Value) -> Option<Value> {
-    let Some((first, rest)) = keys.split_first() else {
-        return Some(value);
-    };
-    let mut map = match object {
-        Value::Map(map) => map.as_ref().clone(),
-        Value::Null => BTreeMap::new(),
-        _ => return None,
-    };
-    let child = map.get(*first).cloned().unwrap_or(Value::Null);
-    let child = if rest.is_empty() {
-        value
-    } else {
-        set_path(&child, rest, value)?
-    };
-    map.insert((*first).to_owned(), child);
-    Some(Value::map(map))
-}
-
-/// `object` without the dotted `path` (unchanged when absent).
-fn remove_field(object: &Value, path: &str) -> Value {
-    let keys: Vec<&str> = path.split('.').collect();
-    remove_path(object, &keys).unwrap_or_else(|| object.clone())
-}
-
-/// `None` when nothing was removed.
-fn remove_path(object: &Value, keys: &[&str]) -> Option<Value> {
-    let (first, rest) = keys.split_first()?;
+/// Sets `value` (a deep copy of the caller's) at the dotted `path` of `object`, creating missing maps on the
+/// way (unstructured's `SetNestedField`); `None` when `object` or a step holds something other
+/// than a map.
+fn set_field(object: &Value, path: &str, value: Value) -> Option<()> {
     let Value::Map(map) = object else {
         return None;
     };
-    let mut map = map.as_ref().clone();
-    if rest.is_empty() {
-        map.remove(*first)?;
-    } else {
-        let child = remove_path(map.get(*first)?, rest)?;
-        map.insert((*first).to_owned(), child);
+    let mut map = map.clone();
+    let keys: Vec<&str> = path.split('.').collect();
+    let (last, steps) = keys.split_last()?;
+    for key in steps {
+        map = match &map.get(key) {
+            Some(Value::Map(next)) => next.clone(),
+            Some(_) => return None,
+            None => {
+                let next = Dict::default();
+                map.insert((*key).to_owned(), Value::Map(next.clone()))
+                    .ok()?;
+                next
+            }
+        };
     }
-    Some(Value::map(map))
+    map.insert((*last).to_owned(), value).ok()
+}
+
+/// Removes the dotted `path` from `object` (unstructured's `RemoveNestedField`); nothing
+/// happens when it is absent.
+fn remove_field(object: &Value, path: &str) {
+    let keys: Vec<&str> = path.split('.').collect();
+    remove_path(object, &keys);
+}
+
+fn remove_path(object: &Value, keys: &[&str]) {
+    let Some((last, steps)) = keys.split_last() else {
+        return;
+    };
+    if let Some(Value::Map(map)) = &walk(object, steps.iter().copied()) {
+        map.remove(last);
+    }
 }
 
 #[cfg(test)]

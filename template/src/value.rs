@@ -4,10 +4,22 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::dict::Dict;
 use crate::object::Object;
 
-/// A template value. Lists and maps are shared (`Arc`) so passing them around is cheap.
-#[derive(Debug, Clone, PartialEq)]
+/// How deeply lists and maps may nest for the functions that walk them recursively (copies,
+/// encoders, merges). Templates can build deeper values (a loop wrapping a map in a map);
+/// those are freed, compared and printed without recursion, and refused by the rest.
+pub const MAX_DEPTH: usize = 200;
+
+/// A value nested deeper than [`MAX_DEPTH`], refused by a recursive walk.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("value nested deeper than {MAX_DEPTH} levels")]
+pub struct TooDeep;
+
+/// A template value. Lists are shared (`Arc`) so passing them around is cheap; maps are
+/// references, as in Go (see [`Dict`]).
+#[derive(Debug, Clone)]
 pub enum Value {
     /// Go's nil interface (JSON `null`).
     Null,
@@ -24,7 +36,7 @@ pub enum Value {
     /// `[]interface{}`.
     List(Arc<Vec<Value>>),
     /// `map[string]interface{}`, iterated in key order as Go does.
-    Map(Arc<BTreeMap<String, Value>>),
+    Map(Dict),
     /// A Go value with methods (sprig's `*semver.Version`); `==` is `reflect.DeepEqual`, while
     /// the template `eq` compares pointers as Go does.
     Object(Arc<dyn Object>),
@@ -43,7 +55,66 @@ impl Value {
 
     /// A map value.
     pub fn map(entries: BTreeMap<String, Value>) -> Value {
-        Value::Map(Arc::new(entries))
+        Value::Map(Dict::new(entries))
+    }
+
+    /// The value with new copies of every map and list inside it (sprig's `deepCopy`).
+    pub fn deep_copy(&self) -> Result<Value, TooDeep> {
+        self.deep_copy_at(0)
+    }
+
+    pub(crate) fn deep_copy_at(&self, depth: usize) -> Result<Value, TooDeep> {
+        if depth > MAX_DEPTH {
+            return Err(TooDeep);
+        }
+        Ok(match self {
+            Value::List(items) => Value::list(
+                items
+                    .iter()
+                    .map(|item| item.deep_copy_at(depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Map(map) => Value::Map(map.deep_copy_at(depth)?),
+            other => other.clone(),
+        })
+    }
+
+    /// The value as JSON; non-finite floats become `null`, objects what their `MarshalJSON`
+    /// gives.
+    pub fn to_json(&self) -> Result<serde_json::Value, TooDeep> {
+        self.to_json_at(0)
+    }
+
+    fn to_json_at(&self, depth: usize) -> Result<serde_json::Value, TooDeep> {
+        if depth > MAX_DEPTH {
+            return Err(TooDeep);
+        }
+        Ok(match self {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map_or(serde_json::Value::Null, serde_json::Value::Number),
+            Value::String(s) => serde_json::Value::String(s.to_string()),
+            Value::List(items) => serde_json::Value::Array(
+                items
+                    .iter()
+                    .map(|item| item.to_json_at(depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Map(map) => serde_json::Value::Object(
+                map.read()
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), v.to_json_at(depth + 1)?)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(object) => object.json(),
+        })
+    }
+
+    /// Whether this is a list or a map (which may hold other values).
+    pub fn has_children(&self) -> bool {
+        matches!(self, Value::List(_) | Value::Map(_))
     }
 
     /// Go's type name, as error messages show it.
@@ -119,23 +190,79 @@ impl From<&serde_json::Value> for Value {
     }
 }
 
-impl From<&Value> for serde_json::Value {
-    /// Back to JSON; non-finite floats become `null`, objects what their `MarshalJSON` gives.
-    fn from(value: &Value) -> Self {
-        match value {
-            Value::Null => serde_json::Value::Null,
-            Value::Bool(b) => serde_json::Value::Bool(*b),
-            Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f)
-                .map_or(serde_json::Value::Null, serde_json::Value::Number),
-            Value::String(s) => serde_json::Value::String(s.to_string()),
-            Value::List(items) => serde_json::Value::Array(items.iter().map(Into::into).collect()),
-            Value::Map(map) => serde_json::Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), serde_json::Value::from(v)))
-                    .collect(),
-            ),
-            Value::Object(object) => object.json(),
+impl PartialEq for Value {
+    /// `reflect.DeepEqual`, walking nested lists and maps without recursion.
+    fn eq(&self, other: &Value) -> bool {
+        let mut pending = Vec::new();
+        if !shallow_eq(self, other, &mut pending) {
+            return false;
         }
+        while let Some((a, b)) = pending.pop() {
+            if !shallow_eq(&a, &b, &mut pending) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Compares `a` and `b` but for their children, which it adds to `pending`.
+fn shallow_eq(a: &Value, b: &Value, pending: &mut Vec<(Value, Value)>) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Object(x), Value::Object(y)) => **x == **y,
+        (Value::List(x), Value::List(y)) => {
+            if Arc::ptr_eq(x, y) {
+                return true;
+            }
+            pending.extend(x.iter().cloned().zip(y.iter().cloned()));
+            x.len() == y.len()
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            if x.same(y) {
+                return true;
+            }
+            let (x, y) = (x.read(), y.read());
+            pending.extend(x.values().cloned().zip(y.values().cloned()));
+            x.len() == y.len() && x.keys().eq(y.keys())
+        }
+        _ => false,
+    }
+}
+
+impl Drop for Value {
+    /// Frees nested lists and maps one level at a time, so a value nested deeper than the
+    /// stack allows is freed without recursion.
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        take_children(self, &mut pending);
+        while let Some(mut value) = pending.pop() {
+            take_children(&mut value, &mut pending);
+        }
+    }
+}
+
+/// Moves the children of a list or map about to be freed (held nowhere else) into `pending`.
+fn take_children(value: &mut Value, pending: &mut Vec<Value>) {
+    match value {
+        Value::List(items) => {
+            if let Some(items) = Arc::get_mut(items) {
+                pending.extend(items.drain(..).filter(Value::has_children));
+            }
+        }
+        Value::Map(map) => {
+            if let Some(entries) = map.unique_entries() {
+                pending.extend(
+                    std::mem::take(entries)
+                        .into_values()
+                        .filter(Value::has_children),
+                );
+            }
+        }
+        _ => {}
     }
 }

@@ -30,27 +30,9 @@ fn every_go_text_template_vector_passes() {
     assert!(report.failures.is_empty(), "{}", describe(&report));
 }
 
-/// sprig.json failures we know and accept; each is explained in the README.
-const KNOWN_SPRIG_FAILURES: &[&str] = &[
-    // Go maps are shared references: mergeOverwrite puts $one's inner map into $target, and
-    // the second merge then changes it through $target. Our maps are values.
-    "TestIssue188 {{- $target := dict -}}\n\t\t\t{{- $one := dict \"foo\" (dict \"bar\" \"baz\") \"qux\" true -}}\n\t\t\t{{- $two := dict \"foo\" (dict \"bar\" \"baz2\") \"qux\" false -}}\n\t\t\t{{- mergeOverwrite $target $one | toString | trunc 0 }}{{ $__ := mergeOverwrite $target $two }}{{ $one }}",
-];
-
 #[test]
-fn sprig_vectors_pass_but_the_known_failure() {
+fn every_sprig_vector_passes() {
     let (total, report) = run("sprig.json");
     assert!(total >= 440, "sprig.json shrank to {total} vectors");
-    let unexpected: Vec<_> = report
-        .failures
-        .iter()
-        .filter(|f| !KNOWN_SPRIG_FAILURES.contains(&f.name.as_str()))
-        .collect();
-    assert!(
-        report.failures.len() <= KNOWN_SPRIG_FAILURES.len() && unexpected.is_empty(),
-        "{} failures, {} not in the known list:\n{}",
-        report.failures.len(),
-        unexpected.len(),
-        describe(&report)
-    );
+    assert!(report.failures.is_empty(), "{}", describe(&report));
 }

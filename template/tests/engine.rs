@@ -180,3 +180,94 @@ fn ranges_over_integers_like_current_go() {
     };
     assert!(render("{{range 3}}{{end}}", &Value::Null, go123).is_err());
 }
+
+fn sprig(text: &str) -> Result<String, Error> {
+    let mut funcs = sveltos_events_template::sprig::sprig_funcs();
+    funcs.extend(&sveltos_events_template::sveltos::sveltos_event_funcs());
+    Template::parse("t", text, Arc::new(funcs), Options::default())?.execute(&Value::Null)
+}
+
+/// A loop can nest a map far deeper than any stack could recurse: 100,000 levels here.
+fn deep(name: &str, bottom: &str) -> String {
+    format!(
+        r#"{{{{ ${name} := {bottom} }}}}{{{{ range until 100000 }}}}{{{{ ${name} = dict "a" ${name} }}}}{{{{ end }}}}"#
+    )
+}
+
+#[test]
+fn values_nested_deeper_than_the_stack_are_freed_printed_and_compared() {
+    let d = deep("d", "dict");
+    assert_eq!(sprig(&format!("{d}freed")).unwrap(), "freed");
+    let printed = sprig(&format!("{d}{{{{ $d }}}}")).unwrap();
+    assert!(
+        printed == format!("{}map[]{}", "map[a:".repeat(100_000), "]".repeat(100_000)),
+        "printed {} bytes",
+        printed.len()
+    );
+    let (a, b, c) = (
+        deep("a", "dict"),
+        deep("b", "dict"),
+        deep("c", r#"dict "z" 1"#),
+    );
+    assert_eq!(
+        sprig(&format!(
+            "{a}{b}{c}{{{{ has $a (list $b) }}}} {{{{ has $a (list $c) }}}}"
+        ))
+        .unwrap(),
+        "true false"
+    );
+    let lists =
+        r#"{{ $l := list }}{{ range until 100000 }}{{ $l = list $l }}{{ end }}{{ len $l }}"#;
+    assert_eq!(sprig(lists).unwrap(), "1");
+}
+
+#[test]
+fn recursive_walks_refuse_values_nested_deeper_than_their_limit() {
+    let d = deep("d", "dict");
+    // sprig's and libsveltos' encoders give "" when encoding fails.
+    assert_eq!(
+        sprig(&format!("{d}[{{{{ toJson $d }}}}][{{{{ toYaml $d }}}}]")).unwrap(),
+        "[][]"
+    );
+    for call in [
+        "deepCopy $d",
+        "mergeOverwrite (dict) $d $d",
+        r#"chainSetField (dict) "x" $d"#,
+    ] {
+        let error = sprig(&format!("{d}{{{{ {call} }}}}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("value nested deeper than 200 levels"),
+            "{call}: {error}"
+        );
+    }
+    // Kubernetes objects nest far less: 150 levels still work.
+    let shallow = r#"{{ $d := dict }}{{ range until 150 }}{{ $d = dict "a" $d }}{{ end }}"#;
+    assert!(
+        sprig(&format!("{shallow}{{{{ toJson (deepCopy $d) }}}}"))
+            .unwrap()
+            .starts_with(r#"{"a":{"a":"#)
+    );
+}
+
+#[test]
+fn a_map_cannot_be_made_to_hold_itself() {
+    for change in [
+        r#"set $d "me" $d"#,
+        r#"set $d "l" (list (dict "in" $d))"#,
+        r#"merge $d (dict "x" $d)"#,
+    ] {
+        let text = format!(r#"{{{{ $d := dict "k" 1 }}}}{{{{ $_ := {change} }}}}"#);
+        let error = sprig(&text).unwrap_err().to_string();
+        assert!(
+            error.contains("a map cannot contain itself"),
+            "{change}: {error}"
+        );
+    }
+    // The same map twice, or merged into itself, is no cycle.
+    assert_eq!(
+        sprig(r#"{{ $d := dict "k" 1 }}{{ $e := dict "a" $d "b" $d }}{{ $_ := mergeOverwrite $d $d }}{{ $e }}"#).unwrap(),
+        "map[a:map[k:1] b:map[k:1]]"
+    );
+}

@@ -83,7 +83,7 @@ fn call(lua: &Lua, name: &str, function: &Function, args: MultiValue) -> mlua::R
             }
         }
     }
-    match (function.body)(&values) {
+    match &(function.body)(&values) {
         Ok(Value::String(s)) => {
             check_size(s.len())?;
             Ok(MultiValue::from_iter([LuaValue::String(
@@ -93,7 +93,10 @@ fn call(lua: &Lua, name: &str, function: &Function, args: MultiValue) -> mlua::R
         // Go's nil is Lua's nil (not the JSON null a conversion would make, which is truthy).
         Ok(Value::Null) => Ok(MultiValue::from_iter([LuaValue::Nil])),
         Ok(value) => {
-            let json = serde_json::Value::from(&value);
+            let json = match value.to_json() {
+                Ok(json) => json,
+                Err(error) => return fail(lua, &format!("sprig.{name}: {error}")),
+            };
             Ok(MultiValue::from_iter([crate::convert::to_lua(lua, &json)?]))
         }
         Err(error) => fail(lua, &format!("sprig.{name}: {error}")),

@@ -10,8 +10,55 @@ mod verbs;
 
 pub use printf::sprintf;
 
-/// Appends `value` as Go's `%v` prints it.
+/// Appends `value` as Go's `%v` prints it (nested lists and maps walked without recursion).
 pub fn write_v(out: &mut String, value: &Value) {
+    if !value.has_children() {
+        return write_scalar(out, value);
+    }
+    let mut pending = vec![Part::Value(value.clone())];
+    while let Some(part) = pending.pop() {
+        match part {
+            Part::Text(text) => out.push_str(text),
+            Part::Key(key) => {
+                out.push_str(&key);
+                out.push(':');
+            }
+            Part::Value(value) => match &value {
+                Value::List(items) => {
+                    out.push('[');
+                    pending.push(Part::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        pending.push(Part::Value(item.clone()));
+                        if i > 0 {
+                            pending.push(Part::Text(" "));
+                        }
+                    }
+                }
+                Value::Map(map) => {
+                    out.push_str("map[");
+                    pending.push(Part::Text("]"));
+                    for (i, (key, item)) in map.read().iter().enumerate().rev() {
+                        pending.push(Part::Value(item.clone()));
+                        pending.push(Part::Key(key.clone()));
+                        if i > 0 {
+                            pending.push(Part::Text(" "));
+                        }
+                    }
+                }
+                scalar => write_scalar(out, scalar),
+            },
+        }
+    }
+}
+
+/// What is left to print of a list or map.
+enum Part {
+    Text(&'static str),
+    Key(String),
+    Value(Value),
+}
+
+fn write_scalar(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("<nil>"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -20,29 +67,8 @@ pub fn write_v(out: &mut String, value: &Value) {
         }
         Value::Float(f) => out.push_str(&format_float_g(*f, None, false)),
         Value::String(s) => out.push_str(s),
-        Value::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                write_v(out, item);
-            }
-            out.push(']');
-        }
         Value::Object(object) => out.push_str(&object.text()),
-        Value::Map(map) => {
-            out.push_str("map[");
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(k);
-                out.push(':');
-                write_v(out, v);
-            }
-            out.push(']');
-        }
+        Value::List(_) | Value::Map(_) => write_v(out, value),
     }
 }
 

@@ -1,16 +1,12 @@
-//! Dictionary functions (`dict`, `get`, `set`, `merge`, `dig`...). Functions that mutate
-//! their map in Go return the new map and are marked [`Function::writing_back`] so a variable
-//! passed to them sees the change.
+//! Dictionary functions (`dict`, `get`, `set`, `merge`, `dig`...). `set`, `unset` and the
+//! merges change the map they are given, as in Go, and return it.
 
-use std::collections::BTreeMap;
-
+use crate::dict::{Dict, Entries};
 use crate::funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 use crate::sprig::conv::{is_empty, str_arg, string_list, strval};
-use crate::value::Value;
+use crate::value::{MAX_DEPTH, TooDeep, Value};
 
 use Param::{Any, Map, String as Str};
-
-type Dict = BTreeMap<String, Value>;
 
 /// Registers the dictionary functions.
 pub fn register(map: &mut FuncMap) {
@@ -18,34 +14,31 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "get",
         Function::new(&[Map, Str], |a| {
-            Ok(entries(&a[0])
+            Ok(dict_arg(&a[0])
                 .get(str_arg(&a[1]))
-                .cloned()
                 .unwrap_or_else(|| Value::string("")))
         }),
     );
     map.insert(
         "set",
         Function::new(&[Map, Str, Any], |a| {
-            let mut d = entries(&a[0]).clone();
-            d.insert(str_arg(&a[1]).to_string(), a[2].clone());
-            Ok(Value::map(d))
-        })
-        .writing_back(),
+            let d = dict_arg(&a[0]);
+            d.insert(str_arg(&a[1]).to_string(), a[2].clone())?;
+            Ok(Value::Map(d))
+        }),
     );
     map.insert(
         "unset",
         Function::new(&[Map, Str], |a| {
-            let mut d = entries(&a[0]).clone();
+            let d = dict_arg(&a[0]);
             d.remove(str_arg(&a[1]));
-            Ok(Value::map(d))
-        })
-        .writing_back(),
+            Ok(Value::Map(d))
+        }),
     );
     map.insert(
         "hasKey",
         Function::new(&[Map, Str], |a| {
-            Ok(Value::Bool(entries(&a[0]).contains_key(str_arg(&a[1]))))
+            Ok(Value::Bool(dict_arg(&a[0]).get(str_arg(&a[1])).is_some()))
         }),
     );
     map.insert(
@@ -53,25 +46,20 @@ pub fn register(map: &mut FuncMap) {
         Function::variadic(&[Str], Map, |a| {
             let key = str_arg(&a[0]);
             Ok(Value::list(
-                a[1..]
-                    .iter()
-                    .filter_map(|d| entries(d).get(key).cloned())
-                    .collect(),
+                a[1..].iter().filter_map(|d| dict_arg(d).get(key)).collect(),
             ))
         }),
     );
     map.insert(
         "keys",
         Function::variadic(&[], Map, |a| {
-            Ok(string_list(
-                a.iter().flat_map(|d| entries(d).keys().cloned()),
-            ))
+            Ok(string_list(a.iter().flat_map(|d| entries(d).into_keys())))
         }),
     );
     map.insert(
         "values",
         Function::new(&[Map], |a| {
-            Ok(Value::list(entries(&a[0]).values().cloned().collect()))
+            Ok(Value::list(entries(&a[0]).into_values().collect()))
         }),
     );
     map.insert(
@@ -91,13 +79,12 @@ pub fn register(map: &mut FuncMap) {
         map.insert(
             name,
             Function::variadic(&[Map], Map, move |a| {
-                let mut dst = entries(&a[0]).clone();
+                let dst = dict_arg(&a[0]);
                 for src in &a[1..] {
-                    merge_into(&mut dst, entries(src), overwrite);
+                    merge_into(&dst, &entries(src), overwrite, 0)?;
                 }
-                Ok(Value::map(dst))
-            })
-            .writing_back(),
+                Ok(Value::Map(dst))
+            }),
         );
     }
     map.insert("dig", Function::variadic(&[], Any, dig));
@@ -106,27 +93,30 @@ pub fn register(map: &mut FuncMap) {
             name,
             Function::new(&[Any], |a| match &a[0] {
                 Value::Null => Err("Cannot deep copy nil".into()),
-                other => Ok(other.clone()),
+                other => Ok(other.deep_copy()?),
             }),
         );
     }
 }
 
-fn empty_dict() -> &'static Dict {
-    static EMPTY: Dict = BTreeMap::new();
-    &EMPTY
+/// The map of a map argument (a new empty map for anything else).
+fn dict_arg(value: &Value) -> Dict {
+    match value {
+        Value::Map(map) => map.clone(),
+        _ => Dict::default(),
+    }
 }
 
-/// The entries of a map argument (an empty map for anything else).
-pub fn entries(value: &Value) -> &Dict {
+/// A copy of the entries of a map argument (none for anything else).
+pub fn entries(value: &Value) -> Entries {
     match value {
-        Value::Map(map) => map,
-        _ => empty_dict(),
+        Value::Map(map) => map.entries(),
+        _ => Entries::new(),
     }
 }
 
 fn dict(args: &[Value]) -> Value {
-    let mut out = Dict::new();
+    let mut out = Entries::new();
     for pair in args.chunks(2) {
         let value = pair.get(1).cloned().unwrap_or_else(|| Value::string(""));
         out.insert(strval(&pair[0]), value);
@@ -145,26 +135,23 @@ fn pick(map: &Value, keys: &[Value], keep: bool) -> Value {
     )
 }
 
-/// mergo's map merge: maps merge recursively; otherwise a source value fills a missing or
-/// empty destination value, or replaces it when `overwrite`.
-pub fn merge_into(dst: &mut Dict, src: &Dict, overwrite: bool) {
+/// mergo's map merge, in place: maps merge recursively; otherwise a source value fills a
+/// missing or empty destination value, or replaces it when `overwrite`. A source map stored
+/// into `dst` is shared, not copied, as in Go.
+fn merge_into(dst: &Dict, src: &Entries, overwrite: bool, depth: usize) -> FuncResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(TooDeep.into());
+    }
     for (key, value) in src {
-        match dst.get_mut(key) {
-            Some(Value::Map(existing)) if matches!(value, Value::Map(_)) => {
-                let mut inner = existing.as_ref().clone();
-                merge_into(&mut inner, entries(value), overwrite);
-                *existing = std::sync::Arc::new(inner);
+        match (&dst.get(key), value) {
+            (Some(Value::Map(existing)), Value::Map(inner)) => {
+                merge_into(existing, &inner.entries(), overwrite, depth + 1)?;
             }
-            Some(existing) => {
-                if overwrite || is_empty(existing) {
-                    *existing = value.clone();
-                }
-            }
-            None => {
-                dst.insert(key.clone(), value.clone());
-            }
+            (Some(existing), _) if !overwrite && !is_empty(existing) => {}
+            _ => dst.insert(key.clone(), value.clone())?,
         }
     }
+    Ok(())
 }
 
 fn dig(args: &[Value]) -> FuncResult {
@@ -173,12 +160,13 @@ fn dig(args: &[Value]) -> FuncResult {
     }
     let (dict, rest) = args.split_last().ok_or(FuncError("dig".into()))?;
     let (default, keys) = rest.split_last().ok_or(FuncError("dig".into()))?;
-    let Value::Map(mut current) = dict.clone() else {
+    let Value::Map(first) = dict else {
         return Err(FuncError(format!(
             "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
             dict.type_name()
         )));
     };
+    let mut current = first.clone();
     for (i, key) in keys.iter().enumerate() {
         let Value::String(key) = key else {
             return Err(FuncError(format!(
@@ -186,14 +174,14 @@ fn dig(args: &[Value]) -> FuncResult {
                 key.type_name()
             )));
         };
-        let Some(step) = current.get(key.as_ref()).cloned() else {
+        let Some(step) = current.get(key.as_ref()) else {
             return Ok(default.clone());
         };
         if i == keys.len() - 1 {
             return Ok(step);
         }
-        match step {
-            Value::Map(next) => current = next,
+        match &step {
+            Value::Map(next) => current = next.clone(),
             other => {
                 return Err(FuncError(format!(
                     "interface conversion: interface {{}} is {}, not map[string]interface {{}}",

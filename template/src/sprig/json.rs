@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::funcs::{FuncMap, FuncResult, Function, Param};
 use crate::sprig::conv::str_arg;
-use crate::value::Value;
+use crate::value::{MAX_DEPTH, TooDeep, Value};
 
 /// Registers `toJson`, `fromJson` and their variants.
 pub fn register(map: &mut FuncMap) {
@@ -87,6 +87,9 @@ fn write_value(
     indent: Option<&str>,
     depth: usize,
 ) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(TooDeep.to_string());
+    }
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -121,7 +124,7 @@ fn write_value(
                 return Ok(());
             }
             out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
+            for (i, (k, v)) in map.read().iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }

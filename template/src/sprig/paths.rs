@@ -31,7 +31,7 @@ pub fn register(map: &mut FuncMap) {
     );
     map.insert(
         "urlJoin",
-        Function::new(&[Param::Map], |a| ok_str(url_join(entries(&a[0])))),
+        Function::new(&[Param::Map], |a| ok_str(url_join(&entries(&a[0])))),
     );
 }
 

@@ -71,7 +71,7 @@ impl Writer {
             Value::Object(object) => self.node(&Value::from(&object.json()), parent, place, depth),
             Value::Map(map) if !map.is_empty() => {
                 let indent = self.indent_for(parent, place, false, false);
-                self.mapping(map, indent, depth)
+                self.mapping(&map.read(), indent, depth)
             }
             Value::List(items) if !items.is_empty() => {
                 let indent = self.indent_for(parent, place, false, true);

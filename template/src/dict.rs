@@ -1,0 +1,172 @@
+//! Go's `map[string]interface{}`: a reference. Every holder of a map sees what a function
+//! changes in it (sprig's `set`, `unset`, `merge`...), as in Go, where `mergeOverwrite` can
+//! change a map through another map that holds it (sprig's issue 188).
+//!
+//! One difference from Go, on purpose: a change that would make a map contain itself is
+//! refused. Go accepts it and then overflows its stack printing the map; here no map can hold
+//! itself, so every walk over a value ends and every map is freed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+
+use crate::value::{TooDeep, Value};
+
+/// The entries of a map.
+pub type Entries = BTreeMap<String, Value>;
+
+/// A shared, changeable map. Cloning it clones the reference, not the entries.
+#[derive(Clone, Default)]
+pub struct Dict(Arc<RwLock<Entries>>);
+
+/// A change refused because the map would then contain itself.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a map cannot contain itself")]
+pub struct Cycle;
+
+impl Dict {
+    /// A map holding `entries`.
+    pub fn new(entries: Entries) -> Dict {
+        Dict(Arc::new(RwLock::new(entries)))
+    }
+
+    /// The entries, read-locked. Callers must not change a map while they hold this.
+    pub fn read(&self) -> RwLockReadGuard<'_, Entries> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A copy of the entries (the values themselves are shared).
+    pub fn entries(&self) -> Entries {
+        self.read().clone()
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.read().get(key).cloned()
+    }
+
+    /// How many entries the map has.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether the map has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    /// Whether both are the same map (Go's pointer equality).
+    pub fn same(&self, other: &Dict) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Stores `value` under `key`; refused if `value` holds this map.
+    pub fn insert(&self, key: String, value: Value) -> Result<(), Cycle> {
+        if holds(&value, self) {
+            return Err(Cycle);
+        }
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, value);
+        Ok(())
+    }
+
+    /// Removes `key`.
+    pub fn remove(&self, key: &str) {
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+
+    /// The entries, if no one else holds this map (so it is about to be freed with this).
+    pub(crate) fn unique_entries(&mut self) -> Option<&mut Entries> {
+        Arc::get_mut(&mut self.0).map(|lock| lock.get_mut().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A new map with copies of every map and list inside (sprig's `deepCopy`).
+    pub fn deep_copy(&self) -> Result<Dict, TooDeep> {
+        self.deep_copy_at(0)
+    }
+
+    pub(crate) fn deep_copy_at(&self, depth: usize) -> Result<Dict, TooDeep> {
+        Ok(Dict::new(
+            self.read()
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), v.deep_copy_at(depth + 1)?)))
+                .collect::<Result<_, _>>()?,
+        ))
+    }
+}
+
+/// Whether `value` is `map` or holds it, at any depth (walked without recursion).
+fn holds(value: &Value, map: &Dict) -> bool {
+    let mut pending = vec![value.clone()];
+    while let Some(value) = pending.pop() {
+        match &value {
+            Value::Map(inner) if inner.same(map) => return true,
+            Value::Map(inner) => {
+                pending.extend(inner.read().values().filter(|v| v.has_children()).cloned())
+            }
+            Value::List(items) => {
+                pending.extend(items.iter().filter(|v| v.has_children()).cloned())
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+impl PartialEq for Dict {
+    /// `reflect.DeepEqual`: the same map, or equal entries.
+    fn eq(&self, other: &Dict) -> bool {
+        Value::Map(self.clone()) == Value::Map(other.clone())
+    }
+}
+
+impl fmt::Debug for Dict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.read().iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_is_seen_by_every_holder() {
+        let inner = Dict::default();
+        let outer = Dict::new(BTreeMap::from([("a".into(), Value::Map(inner.clone()))]));
+        assert_eq!(inner.insert("k".into(), Value::string("v")), Ok(()));
+        let Some(Value::Map(seen)) = &outer.get("a") else {
+            panic!("the inner map is gone");
+        };
+        assert_eq!(seen.get("k"), Some(Value::string("v")));
+    }
+
+    #[test]
+    fn a_map_cannot_come_to_hold_itself() {
+        let map = Dict::default();
+        let list = Value::list(vec![Value::Map(map.clone())]);
+        let wrapped = Value::Map(Dict::new(BTreeMap::from([("l".into(), list)])));
+        assert_eq!(map.insert("me".into(), Value::Map(map.clone())), Err(Cycle));
+        assert_eq!(map.insert("deep".into(), wrapped), Err(Cycle));
+        assert!(map.is_empty());
+        // The same map twice in another map is no cycle.
+        let twice = Dict::default();
+        assert_eq!(twice.insert("a".into(), Value::Map(map.clone())), Ok(()));
+        assert_eq!(twice.insert("b".into(), Value::Map(map)), Ok(()));
+    }
+
+    #[test]
+    fn deep_copies_share_nothing() {
+        let inner = Dict::default();
+        let outer = Dict::new(BTreeMap::from([("a".into(), Value::Map(inner.clone()))]));
+        let copy = outer.deep_copy().unwrap();
+        assert_eq!(inner.insert("k".into(), Value::Null), Ok(()));
+        assert_eq!(copy.get("a"), Some(Value::Map(Dict::default())));
+        assert_ne!(copy, outer);
+    }
+}
