@@ -6,6 +6,7 @@ pub mod apply;
 pub mod caches;
 pub mod conditions;
 pub mod legacy;
+mod lua_rules;
 pub mod marks;
 pub mod scripts;
 pub mod status;

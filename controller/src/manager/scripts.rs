@@ -56,13 +56,15 @@ fn check_script(script: &str) -> Result<(), String> {
     if let Some(refusal) = too_deep(&tokens) {
         return Err(refusal);
     }
-    let text = script.to_owned();
+    let text = breaks_in_blocks(&tokens);
     let parsed = std::thread::Builder::new()
         .name("lua-syntax".into())
         .stack_size(PARSER_STACK)
         .spawn(
             move || match full_moon::parse_fallible(&text, LuaVersion::lua54()).into_result() {
-                Ok(ast) => Ok(unknown_module(ast.nodes()).map_or_else(
+                Ok(ast) => Ok(if let Some(broken) = super::lua_rules::broken(&ast) {
+                    Err(broken)
+                } else { unknown_module(ast.nodes()).map_or_else(
                 || defines_evaluate(ast.nodes()).then_some(()).ok_or_else(|| {
                     "the script defines no global function evaluate()".to_owned()
                 }),
@@ -71,7 +73,7 @@ fn check_script(script: &str) -> Result<(), String> {
                         "module '{module}' not found: the sandbox offers json, strings, runes and sprig"
                     ))
                 },
-            )),
+            )}),
                 Err(errors) => Err(errors.first().map_or_else(String::new, describe)),
             },
         )
@@ -79,6 +81,26 @@ fn check_script(script: &str) -> Result<(), String> {
         .join()
         .map_err(|_| "the syntax check failed".to_owned())?;
     parsed.and_then(|checked| checked)
+}
+
+/// The script's text with each `break` wrapped as `do break end`: Lua 5.4 lets statements
+/// follow a `break`, full_moon takes it for a block's last statement. Lines stay where they
+/// were.
+fn breaks_in_blocks(tokens: &[Token]) -> String {
+    let mut text = String::new();
+    for token in tokens {
+        if matches!(
+            token.token_type(),
+            TokenType::Symbol {
+                symbol: Symbol::Break
+            }
+        ) {
+            text.push_str("do break end");
+        } else {
+            text.push_str(&token.to_string());
+        }
+    }
+    text
 }
 
 /// A parse error as one line: where, and what.

@@ -131,3 +131,44 @@ fn both_refuse_what_nests_deeper_than_lua_allows() {
         }
     }
 }
+
+/// Lua's compiler refuses some scripts that parse (lparser.c's semantic errors); the check
+/// refuses the same ones, in Lua's words.
+#[test]
+fn what_lua_refuses_after_parsing_is_refused_alike() {
+    let runtime = LuaRuntime::new(Limits::default()).unwrap();
+    // The rules of the Lua 5.4 manual (3.3.4 goto and labels, 3.3.7 attributes, 3.4.11 varargs).
+    let cases = [
+        "while true do break; local x = 1 end",
+        "break",
+        "if true then break end",
+        "goto nowhere",
+        "do goto done end ::done::",
+        "goto later; local y = 1; ::later:: print(y)",
+        "::a:: ::a::",
+        "local x <const> = 1; x = 2",
+        "local x <close> = nil; x = 2",
+        "local x <what> = 1",
+        "local a <close>, b <close> = nil, nil",
+        "local function f() return ... end",
+        "local t = {...}",
+        "for i = 1, 2 do local function g() goto cont end ::cont:: end",
+        "repeat local z = 1; goto out until z ::out::",
+        "local x <const> = 1; local function f() x = 3 end",
+        "local x <const> = 1; do local x = 2; x = 3 end",
+    ];
+    for case in cases {
+        let script = format!("{case}\nfunction evaluate() return {{}} end");
+        let (by_syntax, by_vm) = both(&runtime, &script);
+        assert_eq!(
+            by_syntax.is_ok(),
+            by_vm.is_ok(),
+            "{case}: {by_syntax:?} {by_vm:?}"
+        );
+        if let (Err(syntax), Err(vm)) = (&by_syntax, &by_vm) {
+            // "...evaluate: line N: what" here, "...evaluate:N: what [at line N]" from Lua.
+            let what = syntax.splitn(3, ": ").nth(2).unwrap_or(syntax);
+            assert!(vm.contains(what), "{case}: {vm} / {syntax}");
+        }
+    }
+}
