@@ -6,11 +6,11 @@
 //! refused. Go accepts it and then overflows its stack printing the map; here no map can hold
 //! itself, so every walk over a value ends and every map is freed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
-use crate::value::{TooDeep, Value};
+use crate::value::{MAX_NODES, TooDeep, Value};
 
 /// The entries of a map.
 pub type Entries = BTreeMap<String, Value>;
@@ -55,6 +55,11 @@ impl Dict {
         self.read().is_empty()
     }
 
+    /// The map's address, the same for every holder of this map.
+    pub fn identity(&self) -> usize {
+        Arc::as_ptr(&self.0).addr()
+    }
+
     /// Whether both are the same map (Go's pointer equality).
     pub fn same(&self, other: &Dict) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -87,14 +92,14 @@ impl Dict {
 
     /// A new map with copies of every map and list inside (sprig's `deepCopy`).
     pub fn deep_copy(&self) -> Result<Dict, TooDeep> {
-        self.deep_copy_at(0)
+        self.deep_copy_at(0, &mut { MAX_NODES })
     }
 
-    pub(crate) fn deep_copy_at(&self, depth: usize) -> Result<Dict, TooDeep> {
+    pub(crate) fn deep_copy_at(&self, depth: usize, budget: &mut usize) -> Result<Dict, TooDeep> {
         Ok(Dict::new(
             self.read()
                 .iter()
-                .map(|(k, v)| Ok((k.clone(), v.deep_copy_at(depth + 1)?)))
+                .map(|(k, v)| Ok((k.clone(), v.deep_copy_at(depth + 1, budget)?)))
                 .collect::<Result<_, _>>()?,
         ))
     }
@@ -102,8 +107,13 @@ impl Dict {
 
 /// Whether `value` is `map` or holds it, at any depth (walked without recursion).
 fn holds(value: &Value, map: &Dict) -> bool {
+    // A map or list met again (the same one in two places) was walked already.
+    let mut seen = HashSet::new();
     let mut pending = vec![value.clone()];
     while let Some(value) = pending.pop() {
+        if !value.identity().is_none_or(|id| seen.insert(id)) {
+            continue;
+        }
         match &value {
             Value::Map(inner) if inner.same(map) => return true,
             Value::Map(inner) => {

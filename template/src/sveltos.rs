@@ -88,8 +88,12 @@ fn insert_field_helpers(
         "getField",
         Function::new(&[Param::Any, Param::String], move |a| {
             let object = get(&a[0])?;
+            // NestedFieldCopy: a Go int inside fails the copy, and the render.
             match field(&object, str_arg(&a[1])) {
-                Some(value) => Ok(value.deep_copy()?),
+                Some(value) => {
+                    json_like(&value, 0)?;
+                    Ok(value.deep_copy()?)
+                }
                 None => Ok(Value::string("")),
             }
         }),
@@ -99,10 +103,11 @@ fn insert_field_helpers(
         "setField",
         Function::new(&[Param::Any, Param::String, Param::Any], move |a| {
             json_like(&a[2], 0)?;
-            let object = cleaned(&get(&a[0])?);
+            // Set, then clean only when the set worked, as upstream.
+            let object = get(&a[0])?;
             Ok(
                 match set_field(&object, str_arg(&a[1]), a[2].deep_copy()?) {
-                    Some(()) => yaml_text(&object, flavour),
+                    Some(()) => yaml_text(&cleaned(&object), flavour),
                     None => Value::string(""),
                 },
             )

@@ -1,7 +1,7 @@
 //! The values templates compute with: Go's dynamic types as they appear when JSON data is
 //! decoded with integers kept apart from floats.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::dict::Dict;
@@ -12,9 +12,18 @@ use crate::object::Object;
 /// those are freed, compared and printed without recursion, and refused by the rest.
 pub const MAX_DEPTH: usize = 200;
 
-/// A value nested deeper than [`MAX_DEPTH`], refused by a recursive walk.
+/// How many values a copy or a conversion may make. One map may sit in many places
+/// (`dict "a" $d "b" $d`), so a value of a few maps can unfold into billions of copies.
+pub const MAX_NODES: usize = 1 << 20;
+
+/// How much text `%v` and the encoders write of one value (the output limit of a template
+/// is smaller; this bounds what a function builds before that limit is checked).
+pub const MAX_TEXT: usize = 16 << 20;
+
+/// A value nested deeper than [`MAX_DEPTH`], or unfolding into more than [`MAX_NODES`]
+/// values, refused by a recursive walk.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("value nested deeper than {MAX_DEPTH} levels")]
+#[error("value nested deeper than {MAX_DEPTH} levels or holding more than {MAX_NODES} values")]
 pub struct TooDeep;
 
 /// A template value. Lists are shared (`Arc`) so passing them around is cheap; maps are
@@ -60,21 +69,19 @@ impl Value {
 
     /// The value with new copies of every map and list inside it (sprig's `deepCopy`).
     pub fn deep_copy(&self) -> Result<Value, TooDeep> {
-        self.deep_copy_at(0)
+        self.deep_copy_at(0, &mut { MAX_NODES })
     }
 
-    pub(crate) fn deep_copy_at(&self, depth: usize) -> Result<Value, TooDeep> {
-        if depth > MAX_DEPTH {
-            return Err(TooDeep);
-        }
+    pub(crate) fn deep_copy_at(&self, depth: usize, budget: &mut usize) -> Result<Value, TooDeep> {
+        spend(depth, budget)?;
         Ok(match self {
             Value::List(items) => Value::list(
                 items
                     .iter()
-                    .map(|item| item.deep_copy_at(depth + 1))
+                    .map(|item| item.deep_copy_at(depth + 1, budget))
                     .collect::<Result<_, _>>()?,
             ),
-            Value::Map(map) => Value::Map(map.deep_copy_at(depth)?),
+            Value::Map(map) => Value::Map(map.deep_copy_at(depth, budget)?),
             other => other.clone(),
         })
     }
@@ -82,13 +89,11 @@ impl Value {
     /// The value as JSON; non-finite floats become `null`, objects what their `MarshalJSON`
     /// gives.
     pub fn to_json(&self) -> Result<serde_json::Value, TooDeep> {
-        self.to_json_at(0)
+        self.to_json_at(0, &mut { MAX_NODES })
     }
 
-    fn to_json_at(&self, depth: usize) -> Result<serde_json::Value, TooDeep> {
-        if depth > MAX_DEPTH {
-            return Err(TooDeep);
-        }
+    fn to_json_at(&self, depth: usize, budget: &mut usize) -> Result<serde_json::Value, TooDeep> {
+        spend(depth, budget)?;
         Ok(match self {
             Value::Null => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
@@ -99,17 +104,26 @@ impl Value {
             Value::List(items) => serde_json::Value::Array(
                 items
                     .iter()
-                    .map(|item| item.to_json_at(depth + 1))
+                    .map(|item| item.to_json_at(depth + 1, budget))
                     .collect::<Result<_, _>>()?,
             ),
             Value::Map(map) => serde_json::Value::Object(
                 map.read()
                     .iter()
-                    .map(|(k, v)| Ok((k.clone(), v.to_json_at(depth + 1)?)))
+                    .map(|(k, v)| Ok((k.clone(), v.to_json_at(depth + 1, budget)?)))
                     .collect::<Result<_, _>>()?,
             ),
             Value::Object(object) => object.json(),
         })
+    }
+
+    /// The address of a list or map, the same for every holder of it.
+    pub fn identity(&self) -> Option<usize> {
+        match self {
+            Value::List(items) => Some(Arc::as_ptr(items).addr()),
+            Value::Map(map) => Some(map.identity()),
+            _ => None,
+        }
     }
 
     /// Whether this is a list or a map (which may hold other values).
@@ -190,14 +204,30 @@ impl From<&serde_json::Value> for Value {
     }
 }
 
+/// Counts one more value of a copy or conversion at `depth` against the limits.
+fn spend(depth: usize, budget: &mut usize) -> Result<(), TooDeep> {
+    if depth > MAX_DEPTH || *budget == 0 {
+        return Err(TooDeep);
+    }
+    *budget -= 1;
+    Ok(())
+}
+
 impl PartialEq for Value {
-    /// `reflect.DeepEqual`, walking nested lists and maps without recursion.
+    /// `reflect.DeepEqual`, walking nested lists and maps without recursion and, as Go does,
+    /// comparing a pair of lists or maps met twice only once.
     fn eq(&self, other: &Value) -> bool {
         let mut pending = Vec::new();
+        let mut seen = HashSet::new();
         if !shallow_eq(self, other, &mut pending) {
             return false;
         }
         while let Some((a, b)) = pending.pop() {
+            if let (Some(x), Some(y)) = (a.identity(), b.identity())
+                && !seen.insert((x, y))
+            {
+                continue;
+            }
             if !shallow_eq(&a, &b, &mut pending) {
                 return false;
             }

@@ -271,3 +271,30 @@ fn a_map_cannot_be_made_to_hold_itself() {
         "map[a:map[k:1] b:map[k:1]]"
     );
 }
+
+#[test]
+fn a_map_held_in_many_places_is_walked_once_or_refused() {
+    // 64 levels, each holding the level below twice: 2^64 paths through 65 maps.
+    let wide = |name: &str| {
+        format!(
+            r#"{{{{ ${name} := dict }}}}{{{{ range until 64 }}}}{{{{ ${name} = dict "a" ${name} "b" ${name} }}}}{{{{ end }}}}"#
+        )
+    };
+    let (a, b) = (wide("a"), wide("b"));
+    assert_eq!(
+        sprig(&format!("{a}{{{{ $_ := set (dict) \"k\" $a }}}}set")).unwrap(),
+        "set"
+    );
+    assert_eq!(
+        sprig(&format!("{a}{b}{{{{ has $a (list $b) }}}}")).unwrap(),
+        "true"
+    );
+    for call in ["deepCopy $a", "toJson $a", "toYaml $a", "$a"] {
+        let outcome = sprig(&format!("{a}{{{{ {call} }}}}"));
+        assert!(
+            outcome.as_ref().is_err() || outcome.as_ref().is_ok_and(String::is_empty),
+            "{call}: {:?}",
+            outcome.map(|s| s.len())
+        );
+    }
+}

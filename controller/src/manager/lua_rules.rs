@@ -47,6 +47,8 @@ struct LabelAt {
 /// A block being walked.
 struct Scope {
     is_loop: bool,
+    /// A `repeat` body: its scope lasts through the `until` condition.
+    is_repeat: bool,
     first_local: usize,
     first_label: usize,
     first_goto: usize,
@@ -68,6 +70,7 @@ struct Function {
 struct Opening {
     block: usize,
     is_loop: bool,
+    is_repeat: bool,
     locals: Vec<String>,
 }
 
@@ -106,8 +109,25 @@ impl Rules {
         self.openings.push(Opening {
             block: address(block),
             is_loop,
+            is_repeat: false,
             locals,
         });
+    }
+
+    /// Leaves the innermost block.
+    fn close_scope(&mut self) {
+        let Some(function) = self.function() else {
+            return;
+        };
+        let Some(scope) = function.scopes.pop() else {
+            return;
+        };
+        // Gotos still waiting leave the block: they now jump from outside its locals.
+        for goto in &mut function.gotos[scope.first_goto..] {
+            goto.active = goto.active.min(scope.first_local);
+        }
+        function.labels.truncate(scope.first_label);
+        function.locals.truncate(scope.first_local);
     }
 
     /// Reports the gotos of the function that found no label, and leaves it.
@@ -172,8 +192,18 @@ impl Visitor for Rules {
     }
 
     fn visit_function_declaration(&mut self, declaration: &FunctionDeclaration) {
-        if declaration.name().method_name().is_some() {
+        let name = declaration.name();
+        if name.method_name().is_some() {
             self.open(declaration.body().block(), false, vec!["self".to_owned()]);
+        } else if let (1, Some(token)) = (name.names().len(), name.names().iter().next()) {
+            // `function f()` assigns the variable f.
+            if self.is_constant(&self::name(token)) {
+                let message = format!(
+                    "attempt to assign to const variable '{}'",
+                    self::name(token)
+                );
+                self.fail(line(token), message);
+            }
         }
     }
 
@@ -182,7 +212,16 @@ impl Visitor for Rules {
     }
 
     fn visit_repeat(&mut self, node: &Repeat) {
-        self.open(node.block(), true, Vec::new());
+        self.openings.push(Opening {
+            block: address(node.block()),
+            is_loop: true,
+            is_repeat: true,
+            locals: Vec::new(),
+        });
+    }
+
+    fn visit_repeat_end(&mut self, _: &Repeat) {
+        self.close_scope();
     }
 
     fn visit_numeric_for(&mut self, node: &NumericFor) {
@@ -202,7 +241,9 @@ impl Visitor for Rules {
             .map(|at| self.openings.swap_remove(at));
         let stmts: Vec<&Stmt> = block.stmts().collect();
         let mut closing_labels = HashSet::new();
-        if block.last_stmt().is_none() {
+        // `until` does not end a block for labels: its condition still sees the locals.
+        let is_repeat = opening.as_ref().is_some_and(|o| o.is_repeat);
+        if block.last_stmt().is_none() && !is_repeat {
             for stmt in stmts.iter().rev() {
                 match stmt {
                     Stmt::Label(label) => closing_labels.insert(address(label)),
@@ -215,6 +256,7 @@ impl Visitor for Rules {
         };
         function.scopes.push(Scope {
             is_loop: opening.as_ref().is_some_and(|o| o.is_loop),
+            is_repeat,
             first_local: function.locals.len(),
             first_label: function.labels.len(),
             first_goto: function.gotos.len(),
@@ -226,18 +268,15 @@ impl Visitor for Rules {
     }
 
     fn visit_block_end(&mut self, _: &Block) {
-        let Some(function) = self.function() else {
-            return;
-        };
-        let Some(scope) = function.scopes.pop() else {
-            return;
-        };
-        // Gotos still waiting leave the block: they now jump from outside its locals.
-        for goto in &mut function.gotos[scope.first_goto..] {
-            goto.active = goto.active.min(scope.first_local);
+        let repeat = self
+            .functions
+            .last()
+            .and_then(|f| f.scopes.last())
+            .is_some_and(|s| s.is_repeat);
+        // A repeat body closes after its `until` condition (visit_repeat_end).
+        if !repeat {
+            self.close_scope();
         }
-        function.labels.truncate(scope.first_label);
-        function.locals.truncate(scope.first_local);
     }
 
     fn visit_local_assignment_end(&mut self, node: &LocalAssignment) {
@@ -405,6 +444,8 @@ mod tests {
             "::top:: local n = 0; n = n + 1; if n < 3 then goto top end",
             "local self <const> = 1; local t = {}; function t:m() self = 2 end",
             "for _, v in ipairs({}) do if v then break end end",
+            "local x <const> = 1; repeat local x = 2 until (function() x = 3 return true end)()",
+            "local f <const> = 1; local t = {}; function t.f() end",
         ] {
             assert_eq!(check(script), None, "{script}");
         }
@@ -450,6 +491,18 @@ mod tests {
             (
                 "for i = 1, 2 do local function g() goto cont end ::cont:: end",
                 "line 1: no visible label 'cont' for <goto>",
+            ),
+            (
+                "repeat local a = 1; if a then goto continue end; local b = 1 ::continue:: until b",
+                "line 1: <goto continue> at line 1 jumps into the scope of local 'b'",
+            ),
+            (
+                "repeat local x <const> = 1 until (function() x = 2 end)",
+                "line 1: attempt to assign to const variable 'x'",
+            ),
+            (
+                "local f <const> = 1; function f() end",
+                "line 1: attempt to assign to const variable 'f'",
             ),
         ] {
             assert_eq!(check(script).as_deref(), Some(expected), "{script}");

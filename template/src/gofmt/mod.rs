@@ -3,20 +3,25 @@
 
 use std::fmt::Write;
 
-use crate::value::Value;
+use crate::value::{MAX_TEXT, Value};
 
 mod printf;
 mod verbs;
 
 pub use printf::sprintf;
 
-/// Appends `value` as Go's `%v` prints it (nested lists and maps walked without recursion).
+/// Appends `value` as Go's `%v` prints it (nested lists and maps walked without recursion),
+/// at most [`MAX_TEXT`] bytes of it.
 pub fn write_v(out: &mut String, value: &Value) {
     if !value.has_children() {
         return write_scalar(out, value);
     }
+    let end = out.len().saturating_add(MAX_TEXT);
     let mut pending = vec![Part::Value(value.clone())];
     while let Some(part) = pending.pop() {
+        if out.len() > end {
+            return;
+        }
         match part {
             Part::Text(text) => out.push_str(text),
             Part::Key(key) => {

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::funcs::{FuncMap, FuncResult, Function, Param};
 use crate::sprig::conv::str_arg;
-use crate::value::{MAX_DEPTH, TooDeep, Value};
+use crate::value::{MAX_DEPTH, MAX_TEXT, TooDeep, Value};
 
 /// Registers `toJson`, `fromJson` and their variants.
 pub fn register(map: &mut FuncMap) {
@@ -87,7 +87,7 @@ fn write_value(
     indent: Option<&str>,
     depth: usize,
 ) -> Result<(), String> {
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || out.len() > MAX_TEXT {
         return Err(TooDeep.to_string());
     }
     match value {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::gofmt::format_float_g;
 use crate::sprig::json::format_float;
+use crate::value::MAX_TEXT;
 use crate::value::Value;
 use crate::yaml::MAX_DEPTH;
 use crate::yaml::scalar::simple_key_allowed;
@@ -63,8 +64,8 @@ impl Writer {
         place: Place,
         depth: usize,
     ) -> Result<(), String> {
-        if depth > MAX_DEPTH {
-            return Err("value nested too deeply for YAML".to_owned());
+        if depth > MAX_DEPTH || self.out.len() > MAX_TEXT {
+            return Err("value nested too deeply or too large for YAML".to_owned());
         }
         match value {
             // What its MarshalJSON gives (a version's text).

@@ -159,6 +159,11 @@ fn what_lua_refuses_after_parsing_is_refused_alike() {
         "repeat local z = 1; goto out until z ::out::",
         "local x <const> = 1; local function f() x = 3 end",
         "local x <const> = 1; do local x = 2; x = 3 end",
+        "repeat local a = 1; if a then goto continue end; local b = 1 ::continue:: until b",
+        "local x <const> = 1; repeat local x = 2 until (function() x = 3 return true end)()",
+        "repeat local x <const> = 1 until (function() x = 2 end)",
+        "local f <const> = 1; function f() end",
+        "local f <const> = 1; local t = {}; function t.f() end",
     ];
     for case in cases {
         assert_alike(
