@@ -82,9 +82,9 @@ impl VerdictCache {
 
 /// The cache key of an object: its uid and resourceVersion (none for objects without both,
 /// such as offline fixtures, which are then always evaluated).
-fn version_key(object: &Value) -> Option<(String, String)> {
-    let uid = object.pointer("/metadata/uid")?.as_str()?;
-    let version = object.pointer("/metadata/resourceVersion")?.as_str()?;
+pub(crate) fn version_key(object: &Value) -> Option<(String, String)> {
+    let uid = api::fields::text(object, &["metadata", "uid"])?;
+    let version = api::fields::text(object, &["metadata", "resourceVersion"])?;
     Some((uid.to_owned(), version.to_owned()))
 }
 

@@ -20,10 +20,7 @@ pub fn gvk(object: &Value) -> (&str, &str, &str) {
 }
 
 fn metadata_str<'a>(object: &'a Value, field: &str) -> &'a str {
-    object
-        .pointer(&format!("/metadata/{field}"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    api::fields::text(object, &["metadata", field]).unwrap_or_default()
 }
 
 /// `Kind namespace/name` of an object, for messages and tables.
@@ -61,8 +58,7 @@ pub fn identity(object: &Value) -> (String, String, String, String) {
 
 /// The object's labels (non-string values are ignored).
 pub fn labels(object: &Value) -> BTreeMap<String, String> {
-    object
-        .pointer("/metadata/labels")
+    api::fields::at(object, &["metadata", "labels"])
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
@@ -74,8 +70,7 @@ pub fn labels(object: &Value) -> BTreeMap<String, String> {
 
 /// Whether the object is being deleted (non-empty `metadata.deletionTimestamp`).
 pub fn is_deleting(object: &Value) -> bool {
-    object
-        .pointer("/metadata/deletionTimestamp")
+    api::fields::at(object, &["metadata", "deletionTimestamp"])
         .is_some_and(|v| !v.is_null() && v != "")
 }
 

@@ -10,6 +10,7 @@ pub mod condition;
 pub mod convert;
 pub mod crd;
 pub mod event_note;
+pub mod fields;
 pub mod labels;
 pub mod load;
 mod schema;

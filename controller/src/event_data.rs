@@ -161,19 +161,14 @@ impl ReportEvents {
 
 /// The reference (apiVersion, kind, namespace, name, uid) of a JSON object.
 pub fn reference_of(object: &Value) -> ObjectReference {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
+    let text = |path: &[&str]| api::fields::text(object, path).map(str::to_string);
     ObjectReference {
-        api_version: text("/apiVersion"),
-        kind: text("/kind"),
-        namespace: text("/metadata/namespace"),
-        name: text("/metadata/name"),
-        uid: text("/metadata/uid"),
-        resource_version: text("/metadata/resourceVersion"),
+        api_version: text(&["apiVersion"]),
+        kind: text(&["kind"]),
+        namespace: text(&["metadata", "namespace"]),
+        name: text(&["metadata", "name"]),
+        uid: text(&["metadata", "uid"]),
+        resource_version: text(&["metadata", "resourceVersion"]),
         field_path: None,
     }
 }

@@ -72,6 +72,8 @@ struct SourceState {
     verdicts: VerdictCache,
     /// The report last written (None: not written by this process yet).
     written: Option<report::Publication>,
+    /// The collected objects' documents in the last publication.
+    documents: report::Documents,
     /// The failure last recorded in the report's status.
     recorded: Recorded,
 }
@@ -391,7 +393,12 @@ impl ClusterAgent {
                 Ok(evaluation) => {
                     metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
                     let cluster = self.destination.cluster();
-                    let publication = report::publication(cluster, &source, &evaluation.matching);
+                    let publication = report::publication_reusing(
+                        cluster,
+                        &source,
+                        &evaluation.matching,
+                        &mut state.documents,
+                    );
                     if state.written.as_ref() != Some(&publication) {
                         let previous = state.written.as_ref();
                         let recorded = match report::write(

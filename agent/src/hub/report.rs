@@ -3,7 +3,8 @@
 //! (spoke mode, as Sveltos' in-cluster agent does).
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use api::labels::{
     EVENT_REPORT_CLUSTER_NAME_LABEL, EVENT_REPORT_CLUSTER_TYPE_LABEL, EVENT_SOURCE_NAME_LABEL,
@@ -99,17 +100,12 @@ impl Destination {
 
 /// The reference a report gives one matching object.
 fn reference(object: &Value) -> ObjectReference {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
+    let text = |path: &[&str]| api::fields::text(object, path).map(str::to_owned);
     ObjectReference {
-        api_version: text("/apiVersion"),
-        kind: text("/kind"),
-        namespace: text("/metadata/namespace").filter(|n| !n.is_empty()),
-        name: text("/metadata/name"),
+        api_version: text(&["apiVersion"]),
+        kind: text(&["kind"]),
+        namespace: text(&["metadata", "namespace"]).filter(|n| !n.is_empty()),
+        name: text(&["metadata", "name"]),
         ..Default::default()
     }
 }
@@ -124,35 +120,82 @@ pub struct Publication {
     pub sealed: BTreeMap<String, Vec<u8>>,
 }
 
+/// One collected object as a report carries it: its JSON (a Secret's without its data) and
+/// the data sealed away, by document key.
+struct Document {
+    text: String,
+    sealed: Option<(String, Vec<u8>)>,
+}
+
+impl Document {
+    fn of(object: &Value) -> Document {
+        if !secret_data::is_secret(object) {
+            return Document {
+                text: object.to_string(),
+                sealed: None,
+            };
+        }
+        let mut shown = object.clone();
+        let removed = secret_data::seal(&mut shown);
+        let text = shown.to_string();
+        let sealed = removed.map(|removed| {
+            (
+                secret_data::document_key(text.as_bytes()),
+                removed.to_string().into_bytes(),
+            )
+        });
+        Document { text, sealed }
+    }
+}
+
+/// The documents of the last publication by object (uid, resourceVersion): an event then
+/// encodes only the objects that changed, not every collected one again.
+#[derive(Clone, Default)]
+pub struct Documents(HashMap<(String, String), Arc<Document>>);
+
 /// The publication `source`'s matching objects make for `cluster` (`None`: a local report).
 pub fn publication(
     cluster: Option<&ClusterId>,
     source: &EventSource,
     matching: &[impl Borrow<Value>],
 ) -> Publication {
+    publication_reusing(cluster, source, matching, &mut Documents::default())
+}
+
+/// [`publication`], taking the documents of objects unchanged since the last one from
+/// `documents`, and leaving there those of this one.
+pub fn publication_reusing(
+    cluster: Option<&ClusterId>,
+    source: &EventSource,
+    matching: &[impl Borrow<Value>],
+    documents: &mut Documents,
+) -> Publication {
     let mut sealed = BTreeMap::new();
     let resources = (source.spec.collect_resources && !matching.is_empty()).then(|| {
-        let documents: Vec<String> = matching
+        let mut kept = HashMap::with_capacity(matching.len());
+        let made: Vec<Arc<Document>> = matching
             .iter()
             .map(Borrow::borrow)
             .map(|object: &Value| {
-                if !secret_data::is_secret(object) {
-                    return object.to_string();
-                }
-                let mut shown = object.clone();
-                let removed = secret_data::seal(&mut shown);
-                let document = shown.to_string();
-                if let Some(removed) = removed {
-                    sealed.insert(
-                        secret_data::document_key(document.as_bytes()),
-                        removed.to_string().into_bytes(),
-                    );
+                let version = crate::evaluate::version_key(object);
+                let document = version
+                    .as_ref()
+                    .and_then(|v| documents.0.remove(v))
+                    .unwrap_or_else(|| Arc::new(Document::of(object)));
+                if let Some(version) = version {
+                    kept.insert(version, Arc::clone(&document));
                 }
                 document
             })
             .collect();
+        documents.0 = kept;
+        for document in &made {
+            if let Some((key, data)) = &document.sealed {
+                sealed.insert(key.clone(), data.clone());
+            }
+        }
         ByteString(join_collected_resources(
-            documents.iter().map(String::as_bytes),
+            made.iter().map(|d| d.text.as_bytes()),
         ))
     });
     let mut spec = EventReportSpec {
@@ -379,4 +422,50 @@ pub async fn delete_all(mgmt: &Client, cluster: &ClusterId) -> kube::Result<()> 
         cluster: cluster.clone(),
     };
     delete_unkept(&destination, |_| false).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn collecting() -> EventSource {
+        serde_json::from_value(json!({
+            "metadata": {"name": "es"},
+            "spec": {"collectResources": true,
+                     "resourceSelectors": [{"group": "", "version": "v1", "kind": "Secret"}]}
+        }))
+        .unwrap_or_default()
+    }
+
+    fn object(kind: &str, name: &str, version: &str, data: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": kind,
+               "metadata": {"name": name, "namespace": "ns", "uid": name, "resourceVersion": version},
+               "data": {"k": data}})
+    }
+
+    #[test]
+    fn reused_documents_publish_what_a_fresh_encoding_would() {
+        let source = collecting();
+        let mut documents = Documents::default();
+        let mut objects = vec![
+            object("ConfigMap", "a", "1", "x"),
+            object("Secret", "b", "1", "eQ=="),
+        ];
+        for step in 0..3 {
+            let reused = publication_reusing(None, &source, &objects, &mut documents);
+            assert_eq!(reused, publication(None, &source, &objects), "step {step}");
+            assert_eq!(documents.0.len(), objects.len());
+            // A changed object comes with a new resourceVersion; a gone one leaves the cache.
+            objects[0] = object(
+                "ConfigMap",
+                "a",
+                &format!("{}", step + 2),
+                &format!("x{step}"),
+            );
+        }
+        objects.pop();
+        publication_reusing(None, &source, &objects, &mut documents);
+        assert_eq!(documents.0.len(), 1);
+    }
 }
