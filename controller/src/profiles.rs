@@ -25,8 +25,9 @@ use crate::render::{Render, render_field, template_name};
 /// What must exist for one (trigger, cluster) after a report.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Desired {
-    /// Generated ClusterProfiles.
-    pub profiles: Vec<ClusterProfile>,
+    /// Generated ClusterProfiles, shared with the units that built them (an unchanged unit
+    /// gives the same one pass after pass).
+    pub profiles: Vec<Arc<ClusterProfile>>,
     /// Instantiated ConfigMaps/Secrets and generator outputs, all in `projectsveltos`.
     pub generated: Vec<Generated>,
 }
@@ -46,7 +47,7 @@ pub struct Inputs<'a> {
 }
 
 /// One unit's output: its ClusterProfile and the objects generated for it.
-pub type Built = Arc<(ClusterProfile, Vec<Generated>)>;
+pub type Built = Arc<(Arc<ClusterProfile>, Vec<Generated>)>;
 
 /// Units of earlier decisions, reused when their inputs are unchanged.
 pub type UnitMemo = Memo<Built>;
@@ -96,9 +97,10 @@ pub fn desired(
                 data: &data,
                 labels: &labels,
             };
-            unit.build().map(Arc::new)
+            unit.build()
+                .map(|(profile, generated)| Arc::new((Arc::new(profile), generated)))
         })?;
-        out.profiles.push(built.0.clone());
+        out.profiles.push(Arc::clone(&built.0));
         out.generated.extend(built.1.iter().cloned());
         Ok::<(), String>(())
     };

@@ -4,6 +4,7 @@
 //! ClusterProfiles first and stale ConfigMaps/Secrets once those are gone.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use api::labels::{
     AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
@@ -155,16 +156,29 @@ pub async fn apply(
         let name = profile.metadata.name.clone().unwrap_or_default();
         wanted_profiles.insert(name.clone());
         let current = caches.profiles.get(&ObjectRef::new(&name));
-        let same = current.is_some_and(|c| {
-            c.spec == profile.spec
-                && labels_hold(
-                    c.metadata.labels.as_ref(),
-                    profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
-                )
-        });
-        if !same {
+        let version = current
+            .as_ref()
+            .and_then(|c| c.metadata.resource_version.clone());
+        // A profile confirmed at this resourceVersion, wanted as it was then, still holds.
+        let confirmed = version
+            .as_ref()
+            .is_some_and(|v| caches.is_confirmed(&name, profile, v));
+        let same = confirmed
+            || current.is_some_and(|c| {
+                c.spec == profile.spec
+                    && labels_hold(
+                        c.metadata.labels.as_ref(),
+                        profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
+                    )
+            });
+        if same {
+            if !confirmed {
+                caches.confirm(&name, version.map(|v| (Arc::clone(profile), v)));
+            }
+        } else {
+            caches.confirm(&name, None);
             let written = profiles
-                .patch(&name, &params, &Patch::Apply(profile))
+                .patch(&name, &params, &Patch::Apply(profile.as_ref()))
                 .await?;
             let version = written.metadata.generation.map(|g| g.to_string());
             caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
@@ -192,6 +206,7 @@ pub async fn apply(
         }
     }
     for name in &stale_profiles {
+        caches.confirm(name, None);
         match profiles.delete(name, &DeleteParams::background()).await {
             Ok(either) => {
                 applied.deleted += 1;

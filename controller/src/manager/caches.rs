@@ -55,7 +55,15 @@ pub struct Caches {
     pub written: Arc<Mutex<HashMap<String, Written>>>,
     /// EventSources and EventReports whose conditions need a look.
     pub status: Arc<super::status::StatusWork>,
+    /// ClusterProfiles found to hold what a pass wanted: the profile wanted and the
+    /// resourceVersion the cache showed. While both are unchanged, later passes need not
+    /// compare them again.
+    pub confirmed: Arc<Mutex<HashMap<String, Confirmed>>>,
 }
+
+/// A ClusterProfile the cache showed as wanted: the wanted profile (kept, so its identity is
+/// not reused) and the cached resourceVersion.
+pub type Confirmed = (Arc<ClusterProfile>, String);
 
 /// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
 pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
@@ -66,6 +74,26 @@ fn own_key(kind: &str, namespace: &str, name: &str) -> String {
 }
 
 impl Caches {
+    /// Whether the cache showed `wanted` as profile `name` at `version` in an earlier pass.
+    pub fn is_confirmed(&self, name: &str, wanted: &Arc<ClusterProfile>, version: &str) -> bool {
+        self.confirmed.lock().is_ok_and(|confirmed| {
+            confirmed
+                .get(name)
+                .is_some_and(|(profile, at)| Arc::ptr_eq(profile, wanted) && at == version)
+        })
+    }
+
+    /// Records that the cache shows `wanted` as profile `name` at `version`; `None` forgets
+    /// the profile.
+    pub fn confirm(&self, name: &str, confirmed: Option<Confirmed>) {
+        if let Ok(mut map) = self.confirmed.lock() {
+            match confirmed {
+                Some(entry) => map.insert(name.to_owned(), entry),
+                None => map.remove(name),
+            };
+        }
+    }
+
     /// Records `trigger`'s write of a generated `kind` object, as the server answered it
     /// (`written`): the version it left (resourceVersion; generation for ClusterProfiles), so
     /// its echo plans nothing, and the object with its labels until the cache holds it.
@@ -300,7 +328,24 @@ mod tests {
             own_writes: Arc::default(),
             written: Arc::default(),
             status: Arc::default(),
+            confirmed: Arc::default(),
         }
+    }
+
+    #[test]
+    fn a_confirmed_profile_holds_while_neither_it_nor_the_cache_changes() {
+        let caches = caches();
+        let wanted = Arc::new(ClusterProfile::default());
+        let equal_copy = Arc::new(ClusterProfile::default());
+        assert!(!caches.is_confirmed("p", &wanted, "1"));
+        caches.confirm("p", Some((Arc::clone(&wanted), "1".to_owned())));
+        assert!(caches.is_confirmed("p", &wanted, "1"));
+        // Another resourceVersion (an edit by anyone) or another wanted profile: compare again.
+        assert!(!caches.is_confirmed("p", &wanted, "2"));
+        assert!(!caches.is_confirmed("p", &equal_copy, "1"));
+        assert!(!caches.is_confirmed("q", &wanted, "1"));
+        caches.confirm("p", None);
+        assert!(!caches.is_confirmed("p", &wanted, "1"));
     }
 
     #[test]

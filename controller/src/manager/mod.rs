@@ -127,6 +127,7 @@ fn start_watches(
         own_writes: Arc::default(),
         written: Arc::default(),
         status: Arc::default(),
+        confirmed: Arc::default(),
     };
 
     let mark = {

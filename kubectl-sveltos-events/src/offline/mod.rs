@@ -122,7 +122,7 @@ pub fn run(args: &Args, out: &mut impl Write, err: &mut impl Write) -> anyhow::R
         for (cluster, reason) in planned.failures.iter().chain(&planned.held) {
             problems.push(format!("EventTrigger {name}, cluster {cluster}: {reason}"));
         }
-        profiles.extend(planned.desired.profiles);
+        profiles.extend(planned.desired.profiles.iter().map(|p| p.as_ref().clone()));
         generated.extend(planned.desired.generated);
     }
     let mut objects: Vec<Value> = Vec::new();
