@@ -28,8 +28,9 @@ pub struct Desired {
     /// Generated ClusterProfiles, shared with the units that built them (an unchanged unit
     /// gives the same one pass after pass).
     pub profiles: Vec<Arc<ClusterProfile>>,
-    /// Instantiated ConfigMaps/Secrets and generator outputs, all in `projectsveltos`.
-    pub generated: Vec<Generated>,
+    /// Instantiated ConfigMaps/Secrets and generator outputs, all in `projectsveltos`,
+    /// shared with their units as the profiles are.
+    pub generated: Vec<Arc<Generated>>,
 }
 
 /// The inputs of one decision.
@@ -47,7 +48,7 @@ pub struct Inputs<'a> {
 }
 
 /// One unit's output: its ClusterProfile and the objects generated for it.
-pub type Built = Arc<(Arc<ClusterProfile>, Vec<Generated>)>;
+pub type Built = Arc<(Arc<ClusterProfile>, Vec<Arc<Generated>>)>;
 
 /// Units of earlier decisions, reused when their inputs are unchanged.
 pub type UnitMemo = Memo<Built>;
@@ -97,8 +98,10 @@ pub fn desired(
                 data: &data,
                 labels: &labels,
             };
-            unit.build()
-                .map(|(profile, generated)| Arc::new((Arc::new(profile), generated)))
+            unit.build().map(|(profile, generated)| {
+                let generated = generated.into_iter().map(Arc::new).collect();
+                Arc::new((Arc::new(profile), generated))
+            })
         })?;
         out.profiles.push(Arc::clone(&built.0));
         out.generated.extend(built.1.iter().cloned());

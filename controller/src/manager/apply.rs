@@ -3,6 +3,7 @@
 //! generated ConfigMaps/Secrets before the ClusterProfiles naming them, and deletes stale
 //! ClusterProfiles first and stale ConfigMaps/Secrets once those are gone.
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -95,6 +96,29 @@ fn same_bytes(
             .all(|((k1, v1), (k2, v2))| k1 == k2 && v1.0 == v2.as_bytes())
 }
 
+/// Whether the cache holds `wanted` as object `key` (`Kind/name`), at `version`: known
+/// from an earlier pass while neither changed, else by `compare`, whose answer is kept.
+fn holds<T: Any + Send + Sync>(
+    caches: &Caches,
+    key: &str,
+    wanted: &Arc<T>,
+    version: Option<String>,
+    compare: impl FnOnce() -> bool,
+) -> bool {
+    if version
+        .as_ref()
+        .is_some_and(|v| caches.is_confirmed(key, wanted, v))
+    {
+        return true;
+    }
+    let same = compare();
+    let confirmed = version
+        .filter(|_| same)
+        .map(|v| (Arc::clone(wanted) as Arc<dyn Any + Send + Sync>, v));
+    caches.confirm(key, confirmed);
+    same
+}
+
 /// Applies `plan` for `trigger`.
 pub async fn apply(
     client: &Client,
@@ -115,10 +139,16 @@ pub async fn apply(
             let current = caches
                 .secrets
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let same = current.is_some_and(|c| {
-                same_bytes(c.data.as_ref(), &generated.data)
-                    && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
-                    && meta_holds(&c.metadata, generated)
+            let version = current
+                .as_ref()
+                .and_then(|c| c.metadata.resource_version.clone());
+            let key = format!("Secret/{}", generated.name);
+            let same = holds(caches, &key, generated, version, || {
+                current.is_some_and(|c| {
+                    same_bytes(c.data.as_ref(), &generated.data)
+                        && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
+                        && meta_holds(&c.metadata, generated)
+                })
             });
             if !same {
                 let written = secrets
@@ -132,8 +162,15 @@ pub async fn apply(
             let current = caches
                 .config_maps
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let same = current.is_some_and(|c| {
-                same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated)
+            let version = current
+                .as_ref()
+                .and_then(|c| c.metadata.resource_version.clone());
+            let key = format!("ConfigMap/{}", generated.name);
+            let same = holds(caches, &key, generated, version, || {
+                current.is_some_and(|c| {
+                    same_data(c.data.as_ref(), &generated.data)
+                        && meta_holds(&c.metadata, generated)
+                })
             });
             if !same {
                 let written = config_maps
@@ -159,24 +196,17 @@ pub async fn apply(
         let version = current
             .as_ref()
             .and_then(|c| c.metadata.resource_version.clone());
-        // A profile confirmed at this resourceVersion, wanted as it was then, still holds.
-        let confirmed = version
-            .as_ref()
-            .is_some_and(|v| caches.is_confirmed(&name, profile, v));
-        let same = confirmed
-            || current.is_some_and(|c| {
+        let key = format!("ClusterProfile/{name}");
+        let same = holds(caches, &key, profile, version, || {
+            current.is_some_and(|c| {
                 c.spec == profile.spec
                     && labels_hold(
                         c.metadata.labels.as_ref(),
                         profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
                     )
-            });
-        if same {
-            if !confirmed {
-                caches.confirm(&name, version.map(|v| (Arc::clone(profile), v)));
-            }
-        } else {
-            caches.confirm(&name, None);
+            })
+        });
+        if !same {
             let written = profiles
                 .patch(&name, &params, &Patch::Apply(profile.as_ref()))
                 .await?;
@@ -206,7 +236,7 @@ pub async fn apply(
         }
     }
     for name in &stale_profiles {
-        caches.confirm(name, None);
+        caches.confirm(&format!("ClusterProfile/{name}"), None);
         match profiles.delete(name, &DeleteParams::background()).await {
             Ok(either) => {
                 applied.deleted += 1;
@@ -265,13 +295,16 @@ pub async fn apply(
         );
     }
     for name in &stale_config_maps {
+        caches.confirm(&format!("ConfigMap/{name}"), None);
         applied.deleted += delete(&config_maps, name).await?;
         caches.forget_written(trigger, "ConfigMap", name);
     }
     for name in &stale_secrets {
+        caches.confirm(&format!("Secret/{name}"), None);
         applied.deleted += delete(&secrets, name).await?;
         caches.forget_written(trigger, "Secret", name);
     }
+    caches.prune_confirmed();
     Ok(applied)
 }
 

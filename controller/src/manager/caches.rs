@@ -1,11 +1,12 @@
 //! The manager's view of the management cluster: reflector caches kept current by watches, and
 //! the [`World`] reads the planner needs, served from them.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use api::labels::EVENT_TRIGGER_NAME_LABEL;
+use api::labels::{EVENT_TRIGGER_NAME_LABEL, SVELTOS_NAMESPACE};
 use api::secret_data;
 use api::v1beta1::{
     ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger, event_report_name,
@@ -55,15 +56,23 @@ pub struct Caches {
     pub written: Arc<Mutex<HashMap<String, Written>>>,
     /// EventSources and EventReports whose conditions need a look.
     pub status: Arc<super::status::StatusWork>,
-    /// ClusterProfiles found to hold what a pass wanted: the profile wanted and the
-    /// resourceVersion the cache showed. While both are unchanged, later passes need not
-    /// compare them again.
-    pub confirmed: Arc<Mutex<HashMap<String, Confirmed>>>,
+    /// Generated objects found to hold what a pass wanted, by `Kind/name`: the object wanted
+    /// and the resourceVersion the cache showed. While both are unchanged, later passes need
+    /// not compare them again.
+    pub confirmed: Arc<Mutex<Confirmations>>,
 }
 
-/// A ClusterProfile the cache showed as wanted: the wanted profile (kept, so its identity is
-/// not reused) and the cached resourceVersion.
-pub type Confirmed = (Arc<ClusterProfile>, String);
+/// [`Caches::confirmed`]: the confirmations, and the count at which those of objects gone
+/// are let go.
+#[derive(Default)]
+pub struct Confirmations {
+    by_key: HashMap<String, Confirmed>,
+    prune_at: usize,
+}
+
+/// A generated object the cache showed as wanted: the wanted object (kept, so its address is
+/// not reused by another) and the cached resourceVersion.
+pub type Confirmed = (Arc<dyn Any + Send + Sync>, String);
 
 /// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
 pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
@@ -74,22 +83,51 @@ fn own_key(kind: &str, namespace: &str, name: &str) -> String {
 }
 
 impl Caches {
-    /// Whether the cache showed `wanted` as profile `name` at `version` in an earlier pass.
-    pub fn is_confirmed(&self, name: &str, wanted: &Arc<ClusterProfile>, version: &str) -> bool {
+    /// Whether the cache showed `wanted` as object `key` (`Kind/name`) at `version` in an
+    /// earlier pass.
+    pub fn is_confirmed<T>(&self, key: &str, wanted: &Arc<T>, version: &str) -> bool {
         self.confirmed.lock().is_ok_and(|confirmed| {
-            confirmed
-                .get(name)
-                .is_some_and(|(profile, at)| Arc::ptr_eq(profile, wanted) && at == version)
+            confirmed.by_key.get(key).is_some_and(|(object, at)| {
+                std::ptr::addr_eq(Arc::as_ptr(object), Arc::as_ptr(wanted)) && at == version
+            })
         })
     }
 
-    /// Records that the cache shows `wanted` as profile `name` at `version`; `None` forgets
-    /// the profile.
+    /// Forgets confirmations of objects the caches no longer hold (deleted by someone else, or
+    /// with their trigger) each time the confirmations double: amortised, a pass pays nothing
+    /// for it.
+    pub fn prune_confirmed(&self) {
+        let Ok(mut confirmed) = self.confirmed.lock() else {
+            return;
+        };
+        if confirmed.by_key.len() <= confirmed.prune_at.max(1024) {
+            return;
+        }
+        confirmed.by_key.retain(|key, _| {
+            let (kind, name) = key.split_once('/').unwrap_or_default();
+            match kind {
+                "ClusterProfile" => self.profiles.get(&ObjectRef::new(name)).is_some(),
+                "ConfigMap" => self
+                    .config_maps
+                    .get(&ObjectRef::new(name).within(SVELTOS_NAMESPACE))
+                    .is_some(),
+                "Secret" => self
+                    .secrets
+                    .get(&ObjectRef::new(name).within(SVELTOS_NAMESPACE))
+                    .is_some(),
+                _ => false,
+            }
+        });
+        confirmed.prune_at = 2 * confirmed.by_key.len();
+    }
+
+    /// Records that the cache shows the wanted object `key` (`Kind/name`) at a version;
+    /// `None` forgets it.
     pub fn confirm(&self, name: &str, confirmed: Option<Confirmed>) {
         if let Ok(mut map) = self.confirmed.lock() {
             match confirmed {
-                Some(entry) => map.insert(name.to_owned(), entry),
-                None => map.remove(name),
+                Some(entry) => map.by_key.insert(name.to_owned(), entry),
+                None => map.by_key.remove(name),
             };
         }
     }
@@ -338,7 +376,13 @@ mod tests {
         let wanted = Arc::new(ClusterProfile::default());
         let equal_copy = Arc::new(ClusterProfile::default());
         assert!(!caches.is_confirmed("p", &wanted, "1"));
-        caches.confirm("p", Some((Arc::clone(&wanted), "1".to_owned())));
+        caches.confirm(
+            "p",
+            Some((
+                Arc::clone(&wanted) as Arc<dyn Any + Send + Sync>,
+                "1".to_owned(),
+            )),
+        );
         assert!(caches.is_confirmed("p", &wanted, "1"));
         // Another resourceVersion (an edit by anyone) or another wanted profile: compare again.
         assert!(!caches.is_confirmed("p", &wanted, "2"));
@@ -346,6 +390,25 @@ mod tests {
         assert!(!caches.is_confirmed("q", &wanted, "1"));
         caches.confirm("p", None);
         assert!(!caches.is_confirmed("p", &wanted, "1"));
+    }
+
+    #[test]
+    fn confirmations_of_objects_gone_are_let_go_as_they_pile_up() {
+        let caches = caches();
+        let confirm = |i: usize| {
+            let wanted = Arc::new(ClusterProfile::default()) as Arc<dyn Any + Send + Sync>;
+            caches.confirm(
+                &format!("ClusterProfile/p{i}"),
+                Some((wanted, "1".to_owned())),
+            );
+        };
+        let count = || caches.confirmed.lock().map_or(0, |c| c.by_key.len());
+        (0..1000).for_each(confirm);
+        caches.prune_confirmed();
+        assert_eq!(count(), 1000, "a few are kept without a look");
+        (1000..1100).for_each(confirm);
+        caches.prune_confirmed();
+        assert_eq!(count(), 0, "none of these profiles is in the cache");
     }
 
     #[test]
