@@ -22,7 +22,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, PartialEq)]
 pub struct SingleEvent<'a> {
     /// Reference to the matching resource.
-    pub matching_resource: ObjectReference,
+    pub matching_resource: &'a ObjectReference,
     /// The collected object, when the EventSource collects resources.
     pub resource: Option<&'a Collected>,
 }
@@ -32,6 +32,8 @@ pub struct SingleEvent<'a> {
 pub struct Collected {
     /// The object.
     pub object: Arc<Value>,
+    /// Its reference (apiVersion, kind, namespace, name, uid, resourceVersion).
+    pub reference: Arc<ObjectReference>,
     /// Digest of its content.
     pub digest: Digest,
 }
@@ -41,13 +43,15 @@ impl Collected {
     pub fn new(object: Value) -> Self {
         Collected {
             digest: digest_value(&object),
+            reference: Arc::new(reference_of(&object)),
             object: Arc::new(object),
         }
     }
 }
 
-/// Collected objects decoded by earlier plans, by digest of their document.
-pub type DocumentMemo = Memo<Arc<Value>>;
+/// Collected objects decoded by earlier plans, with their references, by digest of their
+/// document.
+pub type DocumentMemo = Memo<(Arc<Value>, Arc<ObjectReference>)>;
 
 /// The events of one report, decoded.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -99,17 +103,19 @@ impl ReportEvents {
                         None => digest(document),
                         Some(removed) => digest(&(document, &removed.0[..])),
                     };
-                    let object = documents.get_or_try(key, || {
+                    let (object, reference) = documents.get_or_try(key, || {
                         let mut object = decode(document, "a collected resource")?;
                         if let Some(removed) = removed {
                             let removed =
                                 decode(&removed.0, "the secret data of a collected Secret")?;
                             secret_data::unseal(&mut object, &removed);
                         }
-                        Ok(Arc::new(object))
+                        let reference = Arc::new(reference_of(&object));
+                        Ok((Arc::new(object), reference))
                     })?;
                     Ok(Collected {
                         object,
+                        reference,
                         digest: key,
                     })
                 })
@@ -144,7 +150,7 @@ impl ReportEvents {
                 .matching_resources
                 .iter()
                 .map(|r| SingleEvent {
-                    matching_resource: r.clone(),
+                    matching_resource: r,
                     resource: None,
                 })
                 .collect();
@@ -152,7 +158,7 @@ impl ReportEvents {
         self.resources
             .iter()
             .map(|collected| SingleEvent {
-                matching_resource: reference_of(&collected.object),
+                matching_resource: &collected.reference,
                 resource: Some(collected),
             })
             .collect()
@@ -193,7 +199,7 @@ pub fn single_event_data(cluster: &Value, event: &SingleEvent<'_>) -> Value {
     data.insert("Cluster".into(), cluster.clone());
     data.insert(
         "MatchingResource".into(),
-        go_object_reference(&event.matching_resource),
+        go_object_reference(event.matching_resource),
     );
     data.insert(
         "Resource".into(),

@@ -109,7 +109,7 @@ pub fn desired(
     };
     if trigger.spec.one_for_event {
         for event in inputs.events.singles() {
-            let reference = &event.matching_resource;
+            let reference = event.matching_resource;
             let resource = Some((
                 reference.namespace.as_deref().unwrap_or_default(),
                 reference.name.as_deref().unwrap_or_default(),
