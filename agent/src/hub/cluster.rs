@@ -362,6 +362,7 @@ impl ClusterAgent {
             if state.version != version {
                 state.version = version;
                 state.verdicts = VerdictCache::default();
+                state.documents = report::Documents::default();
             }
             let mut verdicts = std::mem::take(&mut state.verdicts);
             let started = std::time::Instant::now();

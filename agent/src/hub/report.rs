@@ -148,10 +148,18 @@ impl Document {
     }
 }
 
-/// The documents of the last publication by object (uid, resourceVersion): an event then
-/// encodes only the objects that changed, not every collected one again.
+/// The documents of the last publication by object (uid, resourceVersion, apiVersion: one
+/// object served in two versions is two documents): an event then encodes only the objects
+/// that changed, not every collected one again.
 #[derive(Clone, Default)]
-pub struct Documents(HashMap<(String, String), Arc<Document>>);
+pub struct Documents(HashMap<(String, String, String), Arc<Document>>);
+
+/// The key of an object's document; `None` (never reused) without uid or resourceVersion.
+fn document_key(object: &Value) -> Option<(String, String, String)> {
+    let (uid, version) = crate::evaluate::version_key(object)?;
+    let api_version = api::fields::text(object, &["apiVersion"]).unwrap_or_default();
+    Some((uid, version, api_version.to_owned()))
+}
 
 /// The publication `source`'s matching objects make for `cluster` (`None`: a local report).
 pub fn publication(
@@ -163,7 +171,9 @@ pub fn publication(
 }
 
 /// [`publication`], taking the documents of objects unchanged since the last one from
-/// `documents`, and leaving there those of this one.
+/// `documents`, and leaving there those of this one. Objects an `aggregatedSelection` script
+/// returned are its output, which can change while the object does not: those are always
+/// encoded.
 pub fn publication_reusing(
     cluster: Option<&ClusterId>,
     source: &EventSource,
@@ -171,24 +181,24 @@ pub fn publication_reusing(
     documents: &mut Documents,
 ) -> Publication {
     let mut sealed = BTreeMap::new();
+    let reusable = source.spec.aggregated_selection.trim().is_empty();
+    let mut kept = HashMap::new();
     let resources = (source.spec.collect_resources && !matching.is_empty()).then(|| {
-        let mut kept = HashMap::with_capacity(matching.len());
         let made: Vec<Arc<Document>> = matching
             .iter()
             .map(Borrow::borrow)
             .map(|object: &Value| {
-                let version = crate::evaluate::version_key(object);
-                let document = version
+                let key = document_key(object).filter(|_| reusable);
+                let document = key
                     .as_ref()
-                    .and_then(|v| documents.0.remove(v))
+                    .and_then(|k| kept.get(k).cloned().or_else(|| documents.0.remove(k)))
                     .unwrap_or_else(|| Arc::new(Document::of(object)));
-                if let Some(version) = version {
-                    kept.insert(version, Arc::clone(&document));
+                if let Some(key) = key {
+                    kept.insert(key, Arc::clone(&document));
                 }
                 document
             })
             .collect();
-        documents.0 = kept;
         for document in &made {
             if let Some((key, data)) = &document.sealed {
                 sealed.insert(key.clone(), data.clone());
@@ -198,6 +208,7 @@ pub fn publication_reusing(
             made.iter().map(|d| d.text.as_bytes()),
         ))
     });
+    documents.0 = kept;
     let mut spec = EventReportSpec {
         event_source_name: source.metadata.name.clone().unwrap_or_default(),
         matching_resources: matching.iter().map(|o| reference(o.borrow())).collect(),
@@ -467,5 +478,28 @@ mod tests {
         objects.pop();
         publication_reusing(None, &source, &objects, &mut documents);
         assert_eq!(documents.0.len(), 1);
+    }
+
+    #[test]
+    fn one_object_in_two_api_versions_is_two_documents() {
+        let source = collecting();
+        let mut documents = Documents::default();
+        let mut v2 = object("ConfigMap", "a", "1", "x");
+        v2["apiVersion"] = json!("example.io/v2");
+        let objects = vec![object("ConfigMap", "a", "1", "x"), v2];
+        for step in 0..2 {
+            let reused = publication_reusing(None, &source, &objects, &mut documents);
+            assert_eq!(reused, publication(None, &source, &objects), "step {step}");
+        }
+    }
+
+    #[test]
+    fn what_an_aggregated_selection_returns_is_encoded_every_time() {
+        let mut source = collecting();
+        source.spec.aggregated_selection = "function evaluate() end".to_owned();
+        let mut documents = Documents::default();
+        let objects = vec![object("ConfigMap", "a", "1", "x")];
+        publication_reusing(None, &source, &objects, &mut documents);
+        assert!(documents.0.is_empty());
     }
 }

@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Api, Client};
+use kube::{Api, Client, Resource, ResourceExt};
 
 use crate::identity::ClusterRef;
 use crate::instantiate::Generated;
@@ -96,26 +96,29 @@ fn same_bytes(
             .all(|((k1, v1), (k2, v2))| k1 == k2 && v1.0 == v2.as_bytes())
 }
 
-/// Whether the cache holds `wanted` as object `key` (`Kind/name`), at `version`: known
-/// from an earlier pass while neither changed, else by `compare`, whose answer is kept.
-fn holds<T: Any + Send + Sync>(
+/// Whether the cache holds `wanted` as object `kind`/`name` (`current`): known from an
+/// earlier pass while neither changed (same wanted object, same resourceVersion), else by
+/// `same`, whose answer is kept.
+fn holds<T: Any + Send + Sync, K: Resource>(
     caches: &Caches,
-    key: &str,
+    (kind, name): (&str, &str),
     wanted: &Arc<T>,
-    version: Option<String>,
-    compare: impl FnOnce() -> bool,
+    current: Option<&Arc<K>>,
+    same: impl FnOnce(&K) -> bool,
 ) -> bool {
+    let key = format!("{kind}/{name}");
+    let version = current.and_then(|c| c.resource_version());
     if version
         .as_ref()
-        .is_some_and(|v| caches.is_confirmed(key, wanted, v))
+        .is_some_and(|v| caches.is_confirmed(&key, wanted, v))
     {
         return true;
     }
-    let same = compare();
+    let same = current.is_some_and(|c| same(c));
     let confirmed = version
         .filter(|_| same)
         .map(|v| (Arc::clone(wanted) as Arc<dyn Any + Send + Sync>, v));
-    caches.confirm(key, confirmed);
+    caches.confirm(&key, confirmed);
     same
 }
 
@@ -139,16 +142,11 @@ pub async fn apply(
             let current = caches
                 .secrets
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let version = current
-                .as_ref()
-                .and_then(|c| c.metadata.resource_version.clone());
-            let key = format!("Secret/{}", generated.name);
-            let same = holds(caches, &key, generated, version, || {
-                current.is_some_and(|c| {
-                    same_bytes(c.data.as_ref(), &generated.data)
-                        && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
-                        && meta_holds(&c.metadata, generated)
-                })
+            let object = ("Secret", generated.name.as_str());
+            let same = holds(caches, object, generated, current.as_ref(), |c| {
+                same_bytes(c.data.as_ref(), &generated.data)
+                    && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
+                    && meta_holds(&c.metadata, generated)
             });
             if !same {
                 let written = secrets
@@ -162,15 +160,9 @@ pub async fn apply(
             let current = caches
                 .config_maps
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let version = current
-                .as_ref()
-                .and_then(|c| c.metadata.resource_version.clone());
-            let key = format!("ConfigMap/{}", generated.name);
-            let same = holds(caches, &key, generated, version, || {
-                current.is_some_and(|c| {
-                    same_data(c.data.as_ref(), &generated.data)
-                        && meta_holds(&c.metadata, generated)
-                })
+            let object = ("ConfigMap", generated.name.as_str());
+            let same = holds(caches, object, generated, current.as_ref(), |c| {
+                same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated)
             });
             if !same {
                 let written = config_maps
@@ -193,18 +185,13 @@ pub async fn apply(
         let name = profile.metadata.name.clone().unwrap_or_default();
         wanted_profiles.insert(name.clone());
         let current = caches.profiles.get(&ObjectRef::new(&name));
-        let version = current
-            .as_ref()
-            .and_then(|c| c.metadata.resource_version.clone());
-        let key = format!("ClusterProfile/{name}");
-        let same = holds(caches, &key, profile, version, || {
-            current.is_some_and(|c| {
-                c.spec == profile.spec
-                    && labels_hold(
-                        c.metadata.labels.as_ref(),
-                        profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
-                    )
-            })
+        let object = ("ClusterProfile", name.as_str());
+        let same = holds(caches, object, profile, current.as_ref(), |c| {
+            c.spec == profile.spec
+                && labels_hold(
+                    c.metadata.labels.as_ref(),
+                    profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
+                )
         });
         if !same {
             let written = profiles
