@@ -466,6 +466,8 @@ mod tests {
         for step in 0..3 {
             let reused = publication_reusing(None, &source, &objects, &mut documents);
             assert_eq!(reused, publication(None, &source, &objects), "step {step}");
+            // Both collected, and the Secret's data sealed away.
+            assert!(reused.spec.resources.is_some() && reused.sealed.len() == 1);
             assert_eq!(documents.0.len(), objects.len());
             // A changed object comes with a new resourceVersion; a gone one leaves the cache.
             objects[0] = object(
