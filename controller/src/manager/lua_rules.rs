@@ -150,14 +150,20 @@ impl Rules {
         }
     }
 
-    /// Whether `name` resolves to a `<const>` or `<close>` local, here or in an enclosing
-    /// function.
-    fn is_constant(&self, name: &str) -> bool {
-        self.functions
+    /// Checks an assignment to the variable `token`: refused when it resolves to a `<const>`
+    /// or `<close>` local, here or in an enclosing function.
+    fn assign(&mut self, token: &TokenReference) {
+        let variable = name(token);
+        let constant = self
+            .functions
             .iter()
             .rev()
-            .find_map(|f| f.locals.iter().rev().find(|l| l.name == name))
-            .is_some_and(|local| local.constant)
+            .find_map(|f| f.locals.iter().rev().find(|l| l.name == variable))
+            .is_some_and(|local| local.constant);
+        if constant {
+            let message = format!("attempt to assign to const variable '{variable}'");
+            self.fail(line(token), message);
+        }
     }
 }
 
@@ -197,13 +203,7 @@ impl Visitor for Rules {
             self.open(declaration.body().block(), false, vec!["self".to_owned()]);
         } else if let (1, Some(token)) = (name.names().len(), name.names().iter().next()) {
             // `function f()` assigns the variable f.
-            if self.is_constant(&self::name(token)) {
-                let message = format!(
-                    "attempt to assign to const variable '{}'",
-                    self::name(token)
-                );
-                self.fail(line(token), message);
-            }
+            self.assign(token);
         }
     }
 
@@ -316,11 +316,8 @@ impl Visitor for Rules {
 
     fn visit_assignment(&mut self, node: &Assignment) {
         for var in node.variables() {
-            if let Var::Name(token) = var
-                && self.is_constant(&name(token))
-            {
-                let message = format!("attempt to assign to const variable '{}'", name(token));
-                self.fail(line(token), message);
+            if let Var::Name(token) = var {
+                self.assign(token);
             }
         }
     }
