@@ -51,3 +51,84 @@ pub async fn termination() {
         () = terminate => {}
     }
 }
+
+/// Whether a request that failed with `error` may go through when tried again: the API
+/// server failed (5xx) or throttled (429), or the connection broke. A refusal (any other 4xx)
+/// or a request that cannot be made stays as it is.
+pub fn transient(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code >= 500 || status.code == 429,
+        kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => true,
+        _ => false,
+    }
+}
+
+/// Runs `attempt` until it succeeds or fails for good ([`transient`] says), waiting between
+/// tries from half a second up to 30 s and logging each failure with `what`: how a
+/// controller does what it needs at start while its API server is briefly away.
+pub async fn patiently<T, E, F, Fut>(
+    what: &str,
+    transient: impl Fn(&E) -> bool,
+    mut attempt: F,
+) -> Result<T, E>
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let mut pause = std::time::Duration::from_millis(500);
+    loop {
+        match attempt().await {
+            Err(error) if transient(&error) => {
+                tracing::warn!(%error, "{what}; trying again in {pause:?}");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(30));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Parses `300ms`, `90s`, `5m`, `1h` (a bare number is seconds), as the binaries' flags take
+/// durations.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    use std::time::Duration;
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 90s or 5m"))?;
+    let scale = match unit {
+        "ms" => return Ok(Duration::from_millis(n)),
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
+    };
+    n.checked_mul(scale)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("{text:?} is too long a duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_kubectl_writes_them() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("5 minutes").is_err());
+        assert!(parse_duration("").is_err());
+        let huge = format!("{}h", u64::MAX / 60);
+        assert_eq!(
+            parse_duration(&huge),
+            Err(format!("{huge:?} is too long a duration"))
+        );
+    }
+}

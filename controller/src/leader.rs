@@ -2,25 +2,80 @@
 //! acts: the holder renews the Lease; another replica takes it over once it has not been
 //! renewed for its duration. A holder that cannot renew in time stops acting.
 
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
 
-/// How long a Lease holds without renewal.
-pub const LEASE_DURATION: Duration = Duration::from_secs(15);
-/// How often the holder renews (and others retry).
-pub const RENEW_PERIOD: Duration = Duration::from_secs(5);
+/// How a replica leads: how long a Lease holds without renewal, how long the holder keeps
+/// trying to renew before it stops acting, and how often it renews (and others retry).
+/// The defaults are controller-runtime's and kube-controller-manager's: 15 s, 10 s, 2 s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// How long a Lease holds without renewal.
+    pub lease_duration: Duration,
+    /// How long the holder may fail to renew before it stops acting; shorter than the Lease,
+    /// so that it has stopped before another replica may take over.
+    pub renew_deadline: Duration,
+    /// How often the holder renews and a standby tries to take over.
+    pub retry_period: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+        }
+    }
+}
+
+impl Timing {
+    /// Why these durations cannot keep one leader at a time, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if self.lease_duration.as_secs() == 0 {
+            return Err("the lease duration must be at least one second".into());
+        }
+        if self.renew_deadline >= self.lease_duration {
+            return Err(format!(
+                "the renew deadline ({:?}) must be shorter than the lease duration ({:?})",
+                self.renew_deadline, self.lease_duration
+            ));
+        }
+        if self.retry_period.is_zero() || self.retry_period >= self.renew_deadline {
+            return Err(format!(
+                "the retry period ({:?}) must be above zero and shorter than the renew \
+                 deadline ({:?})",
+                self.retry_period, self.renew_deadline
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What one attempt on the Lease found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// This replica holds it.
+    Held,
+    /// Another replica holds it, and its hold has not expired.
+    Taken,
+    /// The write lost a race (409): who holds it is known at the next read.
+    Contended,
+}
 
 /// One replica's claim on the Lease `namespace/name`.
 pub struct Elector {
     api: Api<Lease>,
     name: String,
     identity: String,
-    duration: Duration,
-    renew: Duration,
+    timing: Timing,
+    /// The Lease's resourceVersion as last read, and when this replica first read it.
+    observed: Mutex<(String, Instant)>,
 }
 
 /// The manager's leader Lease: one per shard (`--shard-key`), so shards lead apart.
@@ -42,20 +97,33 @@ impl Elector {
             api: Api::namespaced(client, namespace),
             name: name.to_owned(),
             identity: identity.to_owned(),
-            duration: LEASE_DURATION,
-            renew: RENEW_PERIOD,
+            timing: Timing::default(),
+            observed: Mutex::new((String::new(), Instant::now())),
         }
     }
 
-    /// The same claim with another Lease duration (whole seconds) and renewal period.
-    pub fn with_timing(mut self, duration: Duration, renew: Duration) -> Self {
-        self.duration = duration;
-        self.renew = renew;
+    /// When this replica first read the Lease at `version`.
+    fn seen(&self, version: &str) -> Instant {
+        let mut observed = self.observed.lock().unwrap_or_else(PoisonError::into_inner);
+        if observed.0 != version {
+            *observed = (version.to_owned(), Instant::now());
+        }
+        observed.1
+    }
+
+    /// The same claim with other durations (the Lease's in whole seconds).
+    pub fn with_timing(mut self, timing: Timing) -> Self {
+        self.timing = timing;
         self
     }
 
     /// Tries once to take or renew the Lease; `Ok(true)` while this replica holds it.
     pub async fn try_acquire(&self) -> kube::Result<bool> {
+        Ok(self.claim().await? == Claim::Held)
+    }
+
+    /// Tries once to take or renew the Lease.
+    async fn claim(&self) -> kube::Result<Claim> {
         let Some(mut lease) = self.api.get_opt(&self.name).await? else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -65,22 +133,31 @@ impl Elector {
                 spec: Some(self.spec(1)),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(true),
-                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                Ok(_) => Ok(Claim::Held),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(Claim::Contended),
                 Err(error) => Err(error),
             };
         };
         let spec = lease.spec.clone().unwrap_or_default();
         let ours = spec.holder_identity.as_deref() == Some(self.identity.as_str());
-        let expired = spec.renew_time.as_ref().is_none_or(|renewed| {
-            let duration = spec
-                .lease_duration_seconds
-                .map_or(LEASE_DURATION.as_secs(), |s| s.max(0) as u64);
-            let age = k8s_openapi::jiff::Timestamp::now().duration_since(renewed.0);
-            age.as_secs() >= duration as i64
-        });
+        let free = spec.holder_identity.as_deref().is_none_or(str::is_empty);
+        let duration = spec
+            .lease_duration_seconds
+            .map_or(self.timing.lease_duration, |s| {
+                Duration::from_secs(u64::try_from(s).unwrap_or(0))
+            });
+        // Measured on this replica's clock from when it first saw this version of the Lease,
+        // as client-go does: the holder's clock may disagree with ours.
+        let seen = self.seen(
+            lease
+                .metadata
+                .resource_version
+                .as_deref()
+                .unwrap_or_default(),
+        );
+        let expired = free || seen.elapsed() >= duration;
         if !ours && !expired {
-            return Ok(false);
+            return Ok(Claim::Taken);
         }
         let transitions = spec.lease_transitions.unwrap_or(0) + i32::from(!ours);
         let mut next = self.spec(transitions);
@@ -94,8 +171,9 @@ impl Elector {
             .replace(&self.name, &PostParams::default(), &lease)
             .await
         {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Ok(_) => Ok(Claim::Held),
+            // Someone wrote the Lease since it was read: the next read says who holds it.
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(Claim::Contended),
             Err(error) => Err(error),
         }
     }
@@ -104,7 +182,7 @@ impl Elector {
         k8s_openapi::api::coordination::v1::LeaseSpec {
             holder_identity: Some(self.identity.clone()),
             lease_duration_seconds: Some(
-                i32::try_from(self.duration.as_secs()).unwrap_or(i32::MAX),
+                i32::try_from(self.timing.lease_duration.as_secs()).unwrap_or(i32::MAX),
             ),
             acquire_time: Some(now()),
             renew_time: Some(now()),
@@ -121,26 +199,53 @@ impl Elector {
                 Ok(false) => {}
                 Err(error) => tracing::warn!(%error, "cannot read or take the leader Lease"),
             }
-            tokio::time::sleep(self.renew).await;
+            tokio::time::sleep(self.timing.retry_period).await;
         }
     }
 
-    /// Renews the Lease until renewal fails for longer than the Lease lasts; returns then,
-    /// when another replica may have taken over.
+    /// Renews the Lease every retry period; returns when another replica holds it, or when
+    /// no renewal went through for the renew deadline (before the Lease can expire, so this
+    /// replica stops acting before another may start).
     pub async fn hold(&self) {
-        let mut last = tokio::time::Instant::now();
+        let mut renewed = tokio::time::Instant::now();
         loop {
-            tokio::time::sleep(self.renew).await;
-            match self.try_acquire().await {
-                Ok(true) => last = tokio::time::Instant::now(),
-                Ok(false) => return,
-                Err(error) => {
-                    tracing::warn!(%error, "cannot renew the leader Lease");
-                    if last.elapsed() >= self.duration {
-                        return;
-                    }
-                }
+            tokio::time::sleep(self.timing.retry_period).await;
+            let Some(left) = self.timing.renew_deadline.checked_sub(renewed.elapsed()) else {
+                return;
+            };
+            let sent = tokio::time::Instant::now();
+            match tokio::time::timeout(left, self.claim()).await {
+                Ok(Ok(Claim::Held)) => renewed = sent,
+                Ok(Ok(Claim::Taken)) => return,
+                Ok(Ok(Claim::Contended)) => tracing::warn!("renewing the leader Lease conflicted"),
+                Ok(Err(error)) => tracing::warn!(%error, "cannot renew the leader Lease"),
+                Err(_) => tracing::warn!("renewing the leader Lease took too long"),
             }
+        }
+    }
+
+    /// Gives the Lease up if this replica holds it, so that another takes over at once
+    /// rather than after the Lease's duration (as client-go does when released on cancel).
+    pub async fn release(&self) -> kube::Result<()> {
+        let Some(mut lease) = self.api.get_opt(&self.name).await? else {
+            return Ok(());
+        };
+        let Some(spec) = lease.spec.as_mut() else {
+            return Ok(());
+        };
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return Ok(());
+        }
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        spec.renew_time = Some(now());
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+            other => other.map(|_| ()),
         }
     }
 }

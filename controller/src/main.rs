@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Parser;
-use sveltos_events_controller::run;
+use sveltos_events_controller::{leader, run};
 
 /// The sveltos-events manager: watches EventTriggers, EventReports and clusters in the
 /// management cluster and keeps the generated ClusterProfiles, ConfigMaps and Secrets in step.
@@ -39,6 +39,17 @@ struct Args {
     /// This replica's identity in the leader Lease (default: $HOSTNAME, then the process id).
     #[arg(long, env = "HOSTNAME")]
     identity: Option<String>,
+    /// How long the leader Lease holds without renewal: a standby takes over this long after
+    /// the leader stopped renewing.
+    #[arg(long, default_value = "15s", value_parser = clusters::process::parse_duration)]
+    leader_elect_lease_duration: std::time::Duration,
+    /// How long the leader keeps trying to renew before it stops acting (shorter than the
+    /// lease duration).
+    #[arg(long, default_value = "10s", value_parser = clusters::process::parse_duration)]
+    leader_elect_renew_deadline: std::time::Duration,
+    /// How often the leader renews and a standby tries to take over.
+    #[arg(long, default_value = "2s", value_parser = clusters::process::parse_duration)]
+    leader_elect_retry_period: std::time::Duration,
     /// Handle only the clusters whose `sharding.projectsveltos.io/key` annotation equals this
     /// value; the default handles clusters without the annotation. Run one manager per shard.
     #[arg(long, default_value = "")]
@@ -64,12 +75,21 @@ async fn main() -> anyhow::Result<()> {
         };
         (addr, webhook)
     });
+    let timing = leader::Timing {
+        lease_duration: args.leader_elect_lease_duration,
+        renew_deadline: args.leader_elect_renew_deadline,
+        retry_period: args.leader_elect_retry_period,
+    };
+    timing
+        .check()
+        .map_err(|why| anyhow::anyhow!("the leader election flags cannot work: {why}"))?;
     let leader = (!args.no_leader_election).then(|| run::Leader {
         namespace: args.namespace.clone(),
         identity: args
             .identity
             .clone()
             .unwrap_or_else(|| format!("manager-{}", std::process::id())),
+        timing,
     });
     let options = run::Options {
         client,

@@ -41,6 +41,8 @@ pub struct Leader {
     pub namespace: String,
     /// This replica's identity in the Lease.
     pub identity: String,
+    /// How it leads: the Lease's duration, the renew deadline, the retry period.
+    pub timing: crate::leader::Timing,
 }
 
 /// Why the process stopped before it was asked to.
@@ -107,6 +109,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
     let elector = leader.as_ref().map(|leader| {
         let lease = crate::leader::lease_name(&scope.shard);
         Elector::new(client.clone(), &leader.namespace, &lease, &leader.identity)
+            .with_timing(leader.timing)
     });
     let lead = async {
         if let (Some(elector), Some(leader)) = (&elector, &leader) {
@@ -155,12 +158,19 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
             () = held => Err(RunError::LostLease),
         }
     };
-    tokio::select! {
+    let stopped = tokio::select! {
         () = shutdown => Ok(()),
         result = http => result,
         result = webhook => result,
         result = lead => result,
+    };
+    // Whatever stopped this replica, it acts no more: a standby may take over at once.
+    if let Some(elector) = &elector
+        && let Err(error) = elector.release().await
+    {
+        tracing::warn!(%error, "cannot give up the leader Lease; a standby takes over when it expires");
     }
+    stopped
 }
 
 #[cfg(test)]

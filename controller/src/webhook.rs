@@ -58,6 +58,19 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+impl Error {
+    /// Whether trying again later may succeed: the API server failed, throttled or could not
+    /// be reached, or other replicas kept writing the Secret. A refusal (403, 422, ...), a
+    /// malformed Secret or a certificate that cannot be made stay as they are.
+    fn transient(&self) -> bool {
+        match self {
+            Error::Kube { source, .. } => clusters::process::transient(source),
+            Error::Contended(_) => true,
+            Error::Tls(_) | Error::Malformed(..) | Error::Io(_) => false,
+        }
+    }
+}
+
 fn failed(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
     let what = what.into();
     move |source| Error::Kube { what, source }
@@ -226,7 +239,7 @@ impl Webhook {
         listener: tokio::net::TcpListener,
         router: axum::Router,
     ) -> Result<(), Error> {
-        let kept = self.ensure(&client).await?;
+        let kept = self.ensure_patiently(&client).await?;
         let slot = CertSlot::new(&kept.serving.cert_pem, &kept.serving.key_pem)?;
         let listener = tls::TlsListener::new(listener, tls::server_config(slot.clone())?)?;
         if let Ok(addr) = axum::serve::Listener::local_addr(&listener) {
@@ -241,6 +254,13 @@ impl Webhook {
             result = renew => result,
             result = bundles => result,
         }
+    }
+
+    /// [`Self::ensure`], tried again while the API server is unavailable, throttles or fails,
+    /// so that a replica starting during an outage waits it out rather than stopping.
+    async fn ensure_patiently(&self, client: &kube::Client) -> Result<Kept, Error> {
+        let what = "reading the webhook's certificates";
+        clusters::process::patiently(what, Error::transient, || self.ensure(client)).await
     }
 
     /// Sleeps until the certificate is due, then renews it (or takes the one another replica

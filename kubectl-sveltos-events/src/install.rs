@@ -74,27 +74,8 @@ pub struct Args {
           default_missing_value = "true")]
     wait: bool,
     /// How long to wait in all, e.g. `90s`, `5m`.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, default_value = "5m", value_parser = clusters::process::parse_duration)]
     timeout: Duration,
-}
-
-/// Parses `300ms`, `90s`, `5m`, `1h` (a bare number is seconds).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 90s or 5m"))?;
-    let seconds = match unit {
-        "ms" => return Ok(Duration::from_millis(n)),
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
-    };
-    Ok(Duration::from_secs(seconds))
 }
 
 impl Args {
@@ -369,17 +350,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_and_durations_read_as_kubectl_writes_them() {
+    fn versions_read_as_kubectl_writes_them() {
         assert_eq!(minor_version("v1.20.2"), Some(20));
         assert_eq!(minor_version("v1.28.3-gke.100"), Some(28));
         assert_eq!(minor_version("v1.30+"), Some(30));
         assert_eq!(minor_version("garbage"), None);
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("5 minutes").is_err());
-        assert!(parse_duration("").is_err());
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub struct RegisterArgs {
     #[arg(long)]
     no_verify: bool,
     /// How long to wait for the ServiceAccount's token, e.g. `30s`.
-    #[arg(long, default_value = "1m", value_parser = crate::install::parse_duration)]
+    #[arg(long, default_value = "1m", value_parser = clusters::process::parse_duration)]
     timeout: Duration,
 }
 

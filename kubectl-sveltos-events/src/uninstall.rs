@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// How long to wait in all, e.g. `90s`, `5m`.
-    #[arg(long, default_value = "5m", value_parser = crate::install::parse_duration)]
+    #[arg(long, default_value = "5m", value_parser = clusters::process::parse_duration)]
     timeout: Duration,
 }
 

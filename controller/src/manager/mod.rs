@@ -77,8 +77,17 @@ pub async fn run(
     Ok(())
 }
 
-/// Creates namespace `name` unless it exists.
+/// Creates namespace `name` unless it exists; waits out an API server that is briefly away.
 pub async fn ensure_namespace(client: &Client, name: &str) -> Result<(), ManagerError> {
+    let what = format!("making namespace {name}");
+    clusters::process::patiently(&what, clusters::process::transient, || {
+        try_namespace(client, name)
+    })
+    .await?;
+    Ok(())
+}
+
+async fn try_namespace(client: &Client, name: &str) -> kube::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces.get_opt(name).await?.is_none() {
         let namespace = Namespace {
@@ -91,7 +100,7 @@ pub async fn ensure_namespace(client: &Client, name: &str) -> Result<(), Manager
         match namespaces.create(&PostParams::default(), &namespace).await {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(error),
         }
     }
     Ok(())

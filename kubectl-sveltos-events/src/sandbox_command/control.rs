@@ -34,7 +34,7 @@ pub struct StopArgs {
     #[command(flatten)]
     folder: DirArgs,
     /// How long to wait for the sandbox to exit, e.g. `30s`, `2m`.
-    #[arg(long, default_value = "30s", value_parser = crate::install::parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = clusters::process::parse_duration)]
     timeout: Duration,
 }
 

@@ -32,7 +32,7 @@ pub struct FaultArgs {
 #[derive(Debug, clap::Args)]
 struct Lasting {
     /// How long the fault lasts, e.g. `30s`, `2m` (at most an hour).
-    #[arg(long = "for", default_value = "30s", value_parser = crate::install::parse_duration)]
+    #[arg(long = "for", default_value = "30s", value_parser = clusters::process::parse_duration)]
     lasting: Duration,
 }
 
@@ -87,7 +87,7 @@ fn parse_millis(text: &str) -> Result<u64, String> {
         Some(number) => number
             .parse::<u64>()
             .map_err(|_| format!("{text:?} is not a number of milliseconds"))?,
-        None => crate::install::parse_duration(text)?
+        None => clusters::process::parse_duration(text)?
             .as_millis()
             .try_into()
             .map_err(|_| format!("{text:?} is too long"))?,

@@ -184,3 +184,38 @@ async fn replicas_share_one_ca_whose_bundle_reaches_the_crds_and_converts() {
     );
     sandbox.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_replica_starting_during_an_outage_waits_it_out() {
+    let (sandbox, mgmt) = support::sandbox_with_crds(0).await;
+    let namespaces: Api<Namespace> = Api::all(mgmt.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "projectsveltos"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let outage = sandbox::faults::Fault::Errors {
+        code: 503,
+        share: 1.0,
+    };
+    let store = &sandbox.cluster("mgmt").unwrap().store;
+    store
+        .faults()
+        .inject(outage, std::time::Duration::from_millis(1500));
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let router = controller::serve::webhook_router();
+    let client = mgmt.clone();
+    let serving = tokio::spawn(async move { webhook().serve(client, listener, router).await });
+    let secrets = Api::<Secret>::namespaced(mgmt.clone(), "projectsveltos");
+    support::eventually("the CA and certificate made after the outage", || async {
+        let found = secrets.get_opt("sveltos-events-webhook-tls").await;
+        found.is_ok_and(|s| s.is_some())
+    })
+    .await;
+    assert!(!serving.is_finished(), "{:?}", serving.await);
+    serving.abort();
+    sandbox.shutdown().await;
+}
