@@ -97,6 +97,14 @@ pub fn gvk_string(gvk: &GroupVersionKind) -> String {
     format!("{}.{}.{}", gvk.kind, gvk.version, gvk.group)
 }
 
+/// The kinds (as [`gvk_string`] writes them) `manifests` would deploy.
+pub fn kinds(manifests: &[Manifest]) -> BTreeSet<String> {
+    manifests
+        .iter()
+        .map(|m| gvk_string(&object_gvk(&m.object)))
+        .collect()
+}
+
 fn parse_gvk(text: &str) -> Option<GroupVersionKind> {
     let (kind, rest) = text.split_once('.')?;
     let (version, group) = rest.split_once('.').unwrap_or((rest, ""));
@@ -118,7 +126,7 @@ pub struct Deployer<'a> {
 impl Deployer<'_> {
     /// Every object the profile's policyRefs hold for `cluster`, in policyRef order, with
     /// the template resources fetched from the management cluster when a policy needs them.
-    async fn manifests(
+    pub async fn manifests(
         &mut self,
         profile: &str,
         spec: &ClusterProfileSpec,
@@ -289,12 +297,13 @@ impl Deployer<'_> {
         spec: &ClusterProfileSpec,
         cluster: &Cluster,
         previous: Option<(&[String], &ClusterProfileSpec)>,
+        manifests: Result<Vec<Manifest>, String>,
     ) -> Outcome {
         let dry_run = spec.sync_mode == SyncMode::DryRun;
         let owner = manifests::owner(profile, spec, cluster);
         // Keep the record of earlier kinds until a complete pass has cleaned them up.
         let earlier: Vec<String> = previous.map(|p| p.0.to_vec()).unwrap_or_default();
-        let manifests = match self.manifests(profile, spec, cluster).await {
+        let manifests = match manifests {
             Ok(manifests) => manifests,
             Err(failure) => {
                 return Outcome {

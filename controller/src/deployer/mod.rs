@@ -428,8 +428,41 @@ async fn reconcile(
                 continue;
             }
             let kinds = previous.map(|p| resources_kinds(p)).unwrap_or_default();
+            let manifests = deployer.manifests(name, &profile.spec, cluster).await;
+            let mut recorded = previous.map(AsRef::as_ref);
+            if let Ok(manifests) = &manifests
+                && profile.spec.sync_mode != SyncMode::DryRun
+            {
+                let intended = deploy::kinds(manifests);
+                if previous.is_none() || !intended.iter().all(|k| kinds.contains(k)) {
+                    // The summary says what is about to be deployed before anything is: if
+                    // the profile goes before the outcome is written (or this process dies),
+                    // the withdrawal still knows which kinds to look through.
+                    let mut gvks: BTreeSet<String> = kinds.iter().cloned().collect();
+                    gvks.extend(intended);
+                    let record = Outcome {
+                        gvks: gvks.into_iter().collect(),
+                        failure: None,
+                        dry_run: None,
+                    };
+                    write_summary(
+                        client,
+                        name,
+                        &profile.spec,
+                        cluster,
+                        recorded,
+                        &record,
+                        true,
+                    )
+                    .await?;
+                    // What is recorded now is no longer `previous`: the outcome is written whole.
+                    recorded = None;
+                }
+            }
             let before = previous.map(|p| (kinds.as_slice(), &p.spec.cluster_profile_spec));
-            let outcome = deployer.deploy(name, &profile.spec, cluster, before).await;
+            let outcome = deployer
+                .deploy(name, &profile.spec, cluster, before, manifests)
+                .await;
             if let Some(failure) = &outcome.failure {
                 tracing::warn!(profile = name, cluster = %cluster.reference.name, %failure, "deployment failed");
                 again = true;
@@ -439,8 +472,9 @@ async fn reconcile(
                 name,
                 &profile.spec,
                 cluster,
-                previous.map(AsRef::as_ref),
+                recorded,
                 &outcome,
+                false,
             )
             .await?;
             if let Some(reports) = &outcome.dry_run {
@@ -585,6 +619,7 @@ async fn write_summary(
     cluster: &Cluster,
     previous: Option<&ClusterSummary>,
     outcome: &Outcome,
+    provisioning: bool,
 ) -> Result<(), DeployerError> {
     let reference = &cluster.reference;
     let name = summary_name(profile, cluster);
@@ -617,6 +652,7 @@ async fn write_summary(
         .await?;
     }
     let resources = match (&outcome.dry_run, outcome.failure.as_deref()) {
+        _ if provisioning => feature(FeatureId::Resources, FeatureStatus::Provisioning, None),
         (Some(_), None) => feature(
             FeatureId::Resources,
             FeatureStatus::FailedNonRetriable,

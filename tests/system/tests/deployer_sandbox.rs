@@ -26,6 +26,12 @@ struct Fixture {
 
 impl Fixture {
     async fn start() -> Self {
+        Self::start_as(None).await
+    }
+
+    /// [`Fixture::start`] with the deployer signed in to the management cluster as `user`
+    /// (impersonated), who may read everything there and write nothing until granted more.
+    async fn start_as(user: Option<&str>) -> Self {
         let (sandbox, mgmt, managed) = one_registered_cluster().await;
         // No agent runs here to find the cluster reachable: say it is.
         let clusters: Api<SveltosCluster> = Api::namespaced(mgmt.clone(), "default");
@@ -34,7 +40,17 @@ impl Fixture {
             .patch_status("cluster-1", &PatchParams::default(), &Patch::Merge(&ready))
             .await
             .unwrap();
-        let client = mgmt.clone();
+        let client = match user {
+            None => mgmt.clone(),
+            Some(user) => {
+                let read = json!([{"apiGroups": ["*"], "resources": ["*"],
+                                   "verbs": ["get", "list", "watch"]}]);
+                grant(&mgmt, &format!("{user}-reads"), user, read).await;
+                let mut config = sandbox.cluster("mgmt").unwrap().config().unwrap();
+                config.auth_info.impersonate = Some(user.to_owned());
+                Client::try_from(config).unwrap()
+            }
+        };
         let deployer = tokio::spawn(async move {
             let watches = controller::watches::Watches::start(
                 &client,
@@ -409,5 +425,50 @@ async fn a_lua_policy_is_refused_in_words_not_deployed_as_text() {
     })
     .await;
     assert_eq!(value_of(&fixture.managed, "from-lua").await, None);
+    fixture.stop().await;
+}
+
+/// A ClusterRole `name` with `rules`, bound to user `user`.
+async fn grant(mgmt: &Client, name: &str, user: &str, rules: Value) {
+    apply(
+        mgmt,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": name}, "rules": rules}),
+    )
+    .await;
+    apply(
+        mgmt,
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": name},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_deployed_before_its_cluster_summary_records_it() {
+    // The deployer may read everything and write nothing: it cannot record a ClusterSummary.
+    let fixture = Fixture::start_as(Some("deployer")).await;
+    let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
+    apply(mgmt, policy("web-policy", "web", "one")).await;
+    apply(mgmt, profile("web", &["web-policy"], json!({}))).await;
+    // Were anything deployed before its summary is written, a profile deleted meanwhile would
+    // leave it behind for good: nothing with no record of it.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(value_of(managed, "web").await, None);
+
+    // Allowed to record it, the deployer deploys on its next try.
+    let write = json!([{"apiGroups": ["config.projectsveltos.io"],
+        "resources": ["clustersummaries", "clustersummaries/status", "clusterprofiles/status"],
+        "verbs": ["create", "patch", "update", "delete"]}]);
+    grant(mgmt, "deployer-records", "deployer", write).await;
+    eventually("the object deployed once recorded", || async {
+        value_of(managed, "web").await.as_deref() == Some("one")
+    })
+    .await;
+    let summaries: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
+    let summary = summaries.list(&Default::default()).await.unwrap().items;
+    assert_eq!(summary.len(), 1);
     fixture.stop().await;
 }
