@@ -42,11 +42,23 @@ pub struct Sandbox {
     pub dir: PathBuf,
 }
 
+impl Sandbox {
+    /// The sandbox process's id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Sandbox {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if std::thread::panicking() {
+            // The logs and kubeconfigs of a failed test are what tells why.
+            eprintln!("the sandbox's folder is kept: {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -87,18 +99,24 @@ fn start_with(clusters: usize, flags: &[&str]) -> Sandbox {
 
 /// `kubectl` against the sandbox's `cluster`, which must succeed; its standard output.
 pub fn kubectl(dir: &Path, cluster: &str, args: &[&str]) -> String {
+    try_kubectl(dir, cluster, args)
+        .unwrap_or_else(|stderr| panic!("kubectl {args:?} failed: {stderr}"))
+}
+
+/// `kubectl` against the sandbox's `cluster`: its standard output, or its standard error when
+/// it failed.
+pub fn try_kubectl(dir: &Path, cluster: &str, args: &[&str]) -> Result<String, String> {
     let out = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(dir.join(format!("{cluster}.kubeconfig")))
         .args(args)
         .output()
         .expect("kubectl is installed");
-    assert!(
-        out.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }
 
 /// A kubeconfig of the sandbox's `cluster` signed in as ServiceAccount `namespace/account`,
@@ -272,15 +290,14 @@ pub fn register_cluster_1(dir: &Path, extra: &[&str]) -> Run {
 
 /// `register cluster default/cluster-1` with the kubeconfig of the sandbox's `cluster`.
 pub fn register_cluster_1_as(dir: &Path, cluster: &str, extra: &[&str]) -> Run {
+    register_cluster_as(dir, "cluster-1", cluster, extra)
+}
+
+/// `register cluster default/<name>` with the kubeconfig of the sandbox's `cluster` and
+/// `extra`.
+pub fn register_cluster_as(dir: &Path, name: &str, cluster: &str, extra: &[&str]) -> Run {
     let managed = dir.join(format!("{cluster}.kubeconfig"));
-    let mut args = vec![
-        "register",
-        "cluster",
-        "-n",
-        "default",
-        "--name",
-        "cluster-1",
-    ];
+    let mut args = vec!["register", "cluster", "-n", "default", "--name", name];
     args.extend(["--cluster-kubeconfig", managed.to_str().unwrap()]);
     args.extend(extra);
     plugin(dir, &args)
@@ -302,4 +319,91 @@ pub fn sveltos_cluster_1(dir: &Path) -> Value {
         ],
     );
     serde_json::from_str(&json).unwrap()
+}
+
+/// A controller process; killed when dropped (as the kubelet stops a deleted Deployment's pod).
+pub struct Process(Child);
+
+impl Process {
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// How the process ended, if it has.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.0.try_wait().unwrap()
+    }
+
+    /// Kills the process with SIGKILL (`kill -9`: no shutdown, no Lease released) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts the binary of Deployment `projectsveltos/name` in `cluster` as its pod would run:
+/// its command, its args (each listening address moved to a free loopback port), its env (the
+/// namespace from the downward API), as its ServiceAccount; logs in `<cluster>-<name>.log`.
+pub fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
+    start_replica(dir, cluster, name, name, &[])
+}
+
+/// [`start_controller`] as the pod named `pod` (its `$HOSTNAME`, so its identity in a leader
+/// Lease), with `extra` args after the Deployment's; logs in `<cluster>-<pod>.log`.
+pub fn start_replica(dir: &Path, cluster: &str, name: &str, pod: &str, extra: &[&str]) -> Process {
+    let deployment: Value = serde_json::from_str(&kubectl(
+        dir,
+        cluster,
+        &[
+            "-n",
+            "projectsveltos",
+            "get",
+            "deployment",
+            name,
+            "-o",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let spec = &deployment["spec"]["template"]["spec"];
+    let container = &spec["containers"][0];
+    let command = container["command"][0].as_str().unwrap();
+    let mut process = Command::new(binary(command.trim_start_matches('/')));
+    for arg in container["args"].as_array().unwrap() {
+        let arg = arg.as_str().unwrap();
+        process.arg(match arg.split_once("=0.0.0.0:") {
+            Some((flag, _)) => format!("{flag}=127.0.0.1:0"),
+            None => arg.to_owned(),
+        });
+    }
+    process.args(extra);
+    for var in container["env"].as_array().into_iter().flatten() {
+        let value = match var["valueFrom"]["fieldRef"]["fieldPath"].as_str() {
+            Some("metadata.namespace") => "projectsveltos".to_owned(),
+            Some(other) => panic!("env {var} needs field {other}"),
+            None => var["value"].as_str().unwrap().to_owned(),
+        };
+        process.env(var["name"].as_str().unwrap(), value);
+    }
+    let account = spec["serviceAccountName"].as_str().unwrap();
+    let log = std::fs::File::create(dir.join(format!("{cluster}-{pod}.log"))).unwrap();
+    let child = process
+        .env(
+            "KUBECONFIG",
+            account_kubeconfig(dir, cluster, "projectsveltos", account),
+        )
+        .env("HOSTNAME", pod)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    Process(child)
 }

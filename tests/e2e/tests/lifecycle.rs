@@ -10,73 +10,9 @@
 
 use sveltos_events_e2e as common;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-use common::{Run, apply_example, eventually, items, kubectl, plugin};
+use common::{Run, apply_example, eventually, items, kubectl, plugin, start_controller};
 use serde_json::Value;
-
-/// A controller process; killed when dropped (as the kubelet stops a deleted Deployment's pod).
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the binary of Deployment `projectsveltos/name` in `cluster` as its pod would run:
-/// its command, its args (each listening address moved to a free loopback port), its env (the
-/// namespace from the downward API), as its ServiceAccount.
-fn start_controller(dir: &Path, cluster: &str, name: &str) -> Process {
-    let deployment: Value = serde_json::from_str(&kubectl(
-        dir,
-        cluster,
-        &[
-            "-n",
-            "projectsveltos",
-            "get",
-            "deployment",
-            name,
-            "-o",
-            "json",
-        ],
-    ))
-    .unwrap();
-    let pod = &deployment["spec"]["template"]["spec"];
-    let container = &pod["containers"][0];
-    let command = container["command"][0].as_str().unwrap();
-    let mut process = Command::new(common::binary(command.trim_start_matches('/')));
-    for arg in container["args"].as_array().unwrap() {
-        let arg = arg.as_str().unwrap();
-        process.arg(match arg.split_once("=0.0.0.0:") {
-            Some((flag, _)) => format!("{flag}=127.0.0.1:0"),
-            None => arg.to_owned(),
-        });
-    }
-    for var in container["env"].as_array().into_iter().flatten() {
-        let value = match var["valueFrom"]["fieldRef"]["fieldPath"].as_str() {
-            Some("metadata.namespace") => "projectsveltos".to_owned(),
-            Some(other) => panic!("env {var} needs field {other}"),
-            None => var["value"].as_str().unwrap().to_owned(),
-        };
-        process.env(var["name"].as_str().unwrap(), value);
-    }
-    let account = pod["serviceAccountName"].as_str().unwrap();
-    let log = std::fs::File::create(dir.join(format!("{cluster}-{name}.log"))).unwrap();
-    let child = process
-        .env(
-            "KUBECONFIG",
-            common::account_kubeconfig(dir, cluster, "projectsveltos", account),
-        )
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    Process(child)
-}
+use std::path::Path;
 
 /// Publishes the manager's conversion webhook as its Service's Endpoints, as the endpoints
 /// controller would for a ready pod: the port the process bound, read from its log.

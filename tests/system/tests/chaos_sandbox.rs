@@ -45,6 +45,16 @@ async fn retried<T, E: std::fmt::Display, Fut: Future<Output = Result<T, E>>>(
     }
 }
 
+async fn delete(services: &Api<Service>, name: &str) {
+    retried("delete a Service", || async {
+        match services.delete(name, &DeleteParams::default()).await {
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            other => other.map(|_| ()),
+        }
+    })
+    .await;
+}
+
 /// The Services (and so the events) of each managed cluster, as the test made them.
 struct World {
     services: Vec<BTreeSet<String>>,
@@ -52,27 +62,30 @@ struct World {
 }
 
 impl World {
-    /// One more Service in each cluster; the oldest goes where there are more than two.
+    /// In each cluster, one more Service, the oldest gone where there are more than two, and
+    /// one that comes and goes at once (an event that must leave nothing behind).
     async fn change(&mut self, managed: &[Client]) {
         for (cluster, client) in managed.iter().enumerate() {
-            self.made += 1;
-            let name = format!("s{}", self.made);
             let services: Api<Service> = Api::namespaced(client.clone(), "default");
-            let object = service(&name);
-            let (params, patch) = (PatchParams::apply("chaos").force(), Patch::Apply(&object));
-            retried("apply a Service", || services.patch(&name, &params, &patch)).await;
+            let name = self.create(&services).await;
             self.services[cluster].insert(name);
             if self.services[cluster].len() > 2 {
                 let oldest = self.services[cluster].pop_first().unwrap();
-                retried("delete a Service", || async {
-                    match services.delete(&oldest, &DeleteParams::default()).await {
-                        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-                        other => other.map(|_| ()),
-                    }
-                })
-                .await;
+                delete(&services, &oldest).await;
             }
+            let blink = self.create(&services).await;
+            delete(&services, &blink).await;
         }
+    }
+
+    /// A new labelled Service; its name, zero-padded so that names sort as they were made.
+    async fn create(&mut self, services: &Api<Service>) -> String {
+        self.made += 1;
+        let name = format!("s{:05}", self.made);
+        let object = service(&name);
+        let (params, patch) = (PatchParams::apply("chaos").force(), Patch::Apply(&object));
+        retried("apply a Service", || services.patch(&name, &params, &patch)).await;
+        name
     }
 
     /// Whether the fleet tells the truth; what differs when it does not.

@@ -1,0 +1,271 @@
+//! Fleet convergence with the real binaries as separate processes, as issue 22 measures it:
+//! the sandbox process serving the management cluster and `FLEET_CLUSTERS` managed clusters,
+//! each holding `FLEET_SERVICES` matching Services, the CRDs and controllers put there by
+//! `install`, every cluster registered; then the agent (hub mode) and the manager start as
+//! their Deployments say, and the clock runs until every cluster holds its add-ons. Printed:
+//! the convergence time and each process's peak RSS (VmHWM), for a `oneForEvent` trigger
+//! (a NetworkPolicy per Service, examples/network-policy) and an aggregated one (an Ingress
+//! with a path per Service, examples/ingress); for the first, also the event -> add-on
+//! latency of Services created one after another in the busy fleet while it converges.
+//!
+//! The binaries are the release ones next to this bench:
+//!
+//!   cargo build --release --workspace --bins
+//!   cargo bench -p sveltos-events-e2e --bench fleet
+//!   FLEET_CLUSTERS=100 FLEET_SERVICES=100 FLEET_FORMS=one,aggregated (the defaults)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark set-up
+
+use sveltos_events_e2e as common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use agent::observe::{bench_setting, millis, percentile};
+use futures_util::{StreamExt, stream};
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
+use kube::api::{Api, ListParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+
+/// How many requests the bench keeps in flight while it fills the fleet.
+const IN_FLIGHT: usize = 16;
+
+/// Which add-ons each Service causes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// One NetworkPolicy per Service.
+    OneForEvent,
+    /// One Ingress per cluster, with a path per Service.
+    Aggregated,
+}
+
+async fn client(dir: &Path, cluster: &str) -> kube::Client {
+    let kubeconfig = Kubeconfig::read_from(dir.join(format!("{cluster}.kubeconfig"))).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// Creates `object` (typed by `api`), once: the fleet starts empty.
+async fn create<K>(api: &Api<K>, object: serde_json::Value)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let object: K = serde_json::from_value(object).unwrap();
+    api.create(&PostParams::default(), &object).await.unwrap();
+}
+
+fn service(name: &str, namespace: &str, port: u16, labelled: bool) -> serde_json::Value {
+    let labels = if labelled {
+        json!({"sveltos": "fv"})
+    } else {
+        json!({})
+    };
+    json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"selector": {"app": name}, "ports": [{"port": port, "protocol": "TCP"}]}})
+}
+
+/// Fills one managed cluster and registers it (`default/<name>`, `env=fv`); its client.
+async fn fill(
+    dir: &Path,
+    mgmt: &kube::Client,
+    name: &str,
+    form: Form,
+    services: usize,
+) -> kube::Client {
+    let managed = client(dir, name).await;
+    let (namespace, port) = match form {
+        Form::OneForEvent => ("default", 80),
+        Form::Aggregated => {
+            let namespaces: Api<Namespace> = Api::all(managed.clone());
+            create(&namespaces, json!({"metadata": {"name": "eng"}})).await;
+            ("eng", 443)
+        }
+    };
+    let api: Api<Service> = Api::namespaced(managed.clone(), namespace);
+    for i in 0..services {
+        let labelled = form == Form::OneForEvent;
+        create(
+            &api,
+            service(&format!("svc-{i}"), namespace, port, labelled),
+        )
+        .await;
+    }
+    let kubeconfig = std::fs::read_to_string(dir.join(format!("{name}.kubeconfig"))).unwrap();
+    let labels = BTreeMap::from([("env".to_owned(), "fv".to_owned())]);
+    clusters::registry::register_cluster(mgmt, "fleet", "default", name, labels, &kubeconfig)
+        .await
+        .unwrap();
+    managed
+}
+
+/// Whether `managed` holds every add-on its `services` Services cause.
+async fn converged(managed: &kube::Client, form: Form, services: usize) -> bool {
+    let managed = managed.clone();
+    match form {
+        Form::OneForEvent => {
+            let policies: Api<NetworkPolicy> = Api::namespaced(managed, "default");
+            let Ok(list) = policies.list(&ListParams::default()).await else {
+                return false;
+            };
+            let fleet = list.items.iter().filter(|p| {
+                let name = p.metadata.name.as_deref().unwrap_or_default();
+                name.starts_with("front-svc-")
+            });
+            fleet.count() >= services
+        }
+        Form::Aggregated => {
+            let ingresses: Api<Ingress> = Api::namespaced(managed, "default");
+            let paths = ingresses
+                .get_opt("ingress")
+                .await
+                .ok()
+                .flatten()
+                .and_then(|ingress| ingress.spec?.rules?.first()?.http.clone())
+                .map_or(0, |http| http.paths.len());
+            paths >= services
+        }
+    }
+}
+
+/// Event -> add-on latency in the busy fleet: a labelled Service after another, round the
+/// clusters, each timed until its NetworkPolicy exists; until `done`.
+async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Duration> {
+    let mut samples = Vec::new();
+    let mut apis = Vec::new();
+    for n in 1..=clusters.min(10) {
+        let managed = client(&dir, &format!("cluster-{n}")).await;
+        let services: Api<Service> = Api::namespaced(managed.clone(), "default");
+        let policies: Api<NetworkPolicy> = Api::namespaced(managed, "default");
+        apis.push((services, policies));
+    }
+    let mut k = 0;
+    while !done.load(Ordering::Relaxed) {
+        let (services, policies) = &apis[k % apis.len()];
+        let name = format!("probe-{k}");
+        k += 1;
+        let sent = Instant::now();
+        create(services, service(&name, "default", 80, true)).await;
+        let policy = format!("front-{name}");
+        loop {
+            if policies.get_opt(&policy).await.ok().flatten().is_some() {
+                samples.push(sent.elapsed());
+                break;
+            }
+            if done.load(Ordering::Relaxed) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    samples
+}
+
+/// A process's peak resident memory, in MiB.
+fn peak_rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+async fn fleet(form: Form, clusters: usize, services: usize) {
+    let sandbox = common::start_bare(clusters);
+    let dir = sandbox.dir.clone();
+    common::plugin(
+        &dir,
+        &[
+            "install",
+            "--image",
+            "sveltos-events:bench",
+            "--timeout",
+            "5m",
+        ],
+    )
+    .ok();
+    let scenario = match form {
+        Form::OneForEvent => "network-policy",
+        Form::Aggregated => "ingress",
+    };
+    common::apply_example(&dir, "mgmt", scenario, "");
+    let mgmt = client(&dir, "mgmt").await;
+    let filling = Instant::now();
+    let names: Vec<String> = (1..=clusters).map(|n| format!("cluster-{n}")).collect();
+    let managed: Vec<kube::Client> = stream::iter(&names)
+        .map(|name| fill(&dir, &mgmt, name, form, services))
+        .buffered(IN_FLIGHT)
+        .collect()
+        .await;
+    let filled = filling.elapsed();
+
+    let started = Instant::now();
+    let agent = common::start_controller(&dir, "mgmt", "sveltos-events-agent");
+    let manager = common::start_controller(&dir, "mgmt", "sveltos-events-manager");
+    let done = Arc::new(AtomicBool::new(false));
+    let probes = (form == Form::OneForEvent)
+        .then(|| tokio::spawn(probe(dir.clone(), clusters, done.clone())));
+    for client in &managed {
+        while !converged(client, form, services).await {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let took = started.elapsed();
+    done.store(true, Ordering::Relaxed);
+    let what = match form {
+        Form::OneForEvent => format!("{} NetworkPolicies", clusters * services),
+        Form::Aggregated => format!("{clusters} Ingresses of {services} paths"),
+    };
+    println!(
+        "fleet, separate processes, {}: {clusters} clusters x {services} Services -> {what} in {:.2} s (filled in {:.1} s)",
+        match form {
+            Form::OneForEvent => "oneForEvent",
+            Form::Aggregated => "aggregated",
+        },
+        took.as_secs_f64(),
+        filled.as_secs_f64()
+    );
+    println!(
+        "  peak RSS: manager {:.0} MiB, agent {:.0} MiB, sandbox ({} API servers) {:.0} MiB",
+        peak_rss_mib(manager.id()),
+        peak_rss_mib(agent.id()),
+        clusters + 1,
+        peak_rss_mib(sandbox.id()),
+    );
+    if let Some(probes) = probes {
+        let mut samples = probes.await.unwrap();
+        samples.sort();
+        println!(
+            "  event -> add-on while converging: p50 {} ms, p99 {} ms, max {} ms over {} events",
+            millis(percentile(&samples, 0.5)),
+            millis(percentile(&samples, 0.99)),
+            millis(samples.last().copied().unwrap_or_default()),
+            samples.len()
+        );
+    }
+}
+
+fn main() {
+    let clusters = bench_setting("FLEET_CLUSTERS", 100);
+    let services = bench_setting("FLEET_SERVICES", 100);
+    let forms = std::env::var("FLEET_FORMS").unwrap_or_else(|_| "one,aggregated".into());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for form in forms.split(',') {
+        let form = match form.trim() {
+            "one" => Form::OneForEvent,
+            "aggregated" => Form::Aggregated,
+            other => panic!("FLEET_FORMS: {other:?} is neither one nor aggregated"),
+        };
+        runtime.block_on(fleet(form, clusters, services));
+    }
+}
