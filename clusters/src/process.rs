@@ -89,27 +89,42 @@ where
     }
 }
 
-/// Parses `300ms`, `90s`, `5m`, `1h` (a bare number is seconds), as the binaries' flags take
-/// durations.
+/// Parses a duration as Go writes them: `300ms`, `90s`, `5m`, `1h`, or several together
+/// such as `1m30s` (a bare number is seconds), as the binaries' flags take durations.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     use std::time::Duration;
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 90s or 5m"))?;
-    let scale = match unit {
-        "ms" => return Ok(Duration::from_millis(n)),
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
-    };
-    n.checked_mul(scale)
-        .map(Duration::from_secs)
-        .ok_or_else(|| format!("{text:?} is too long a duration"))
+    let not = || format!("{text:?} is not a duration such as 90s, 5m or 1m30s");
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        let seconds: u64 = text.parse().map_err(|_| not())?;
+        return Ok(Duration::from_secs(seconds));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let number: u64 = rest[..digits].parse().map_err(|_| not())?;
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let part = match &rest[..unit] {
+            "ms" => Some(Duration::from_millis(number)),
+            "s" => Some(Duration::from_secs(number)),
+            "m" => number.checked_mul(60).map(Duration::from_secs),
+            "h" => number.checked_mul(3600).map(Duration::from_secs),
+            _ => return Err(format!("{text:?}: the units are ms, s, m and h")),
+        };
+        rest = &rest[unit..];
+        total = part
+            .and_then(|part| total.checked_add(part))
+            .ok_or_else(|| format!("{text:?} is too long a duration"))?;
+    }
+    if text.is_empty() {
+        return Err(not());
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -123,6 +138,13 @@ mod tests {
         assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(
+            parse_duration("1h2m3s4ms"),
+            Ok(Duration::from_millis(3_723_004))
+        );
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("5x").is_err());
         assert!(parse_duration("5 minutes").is_err());
         assert!(parse_duration("").is_err());
         let huge = format!("{}h", u64::MAX / 60);

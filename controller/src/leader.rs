@@ -37,8 +37,12 @@ impl Default for Timing {
 impl Timing {
     /// Why these durations cannot keep one leader at a time, if they cannot.
     pub fn check(&self) -> Result<(), String> {
-        if self.lease_duration.as_secs() == 0 {
-            return Err("the lease duration must be at least one second".into());
+        if self.lease_duration.as_secs() == 0 || self.lease_duration.subsec_nanos() != 0 {
+            return Err(format!(
+                "the lease duration must be whole seconds, at least one (a Lease stores \
+                 seconds), not {:?}",
+                self.lease_duration
+            ));
         }
         if self.renew_deadline >= self.lease_duration {
             return Err(format!(
@@ -191,32 +195,50 @@ impl Elector {
         }
     }
 
-    /// Waits until this replica holds the Lease.
-    pub async fn acquire(&self) {
+    /// Waits until this replica holds the Lease; the instant the winning request was sent,
+    /// from which the hold is counted.
+    pub async fn acquire(&self) -> Instant {
         loop {
-            match self.try_acquire().await {
-                Ok(true) => return,
-                Ok(false) => {}
-                Err(error) => tracing::warn!(%error, "cannot read or take the leader Lease"),
+            let sent = Instant::now();
+            match tokio::time::timeout(self.timing.renew_deadline, self.claim()).await {
+                Ok(Ok(Claim::Held)) => return sent,
+                Ok(Ok(Claim::Taken | Claim::Contended)) => {}
+                Ok(Err(error)) => tracing::warn!(%error, "cannot read or take the leader Lease"),
+                Err(_) => tracing::warn!("taking the leader Lease took too long"),
             }
             tokio::time::sleep(self.timing.retry_period).await;
         }
     }
 
-    /// Renews the Lease every retry period; returns when another replica holds it, or when
-    /// no renewal went through for the renew deadline (before the Lease can expire, so this
-    /// replica stops acting before another may start).
-    pub async fn hold(&self) {
-        let mut renewed = tokio::time::Instant::now();
+    /// Renews the Lease every retry period from `since` (when the claim that won it was
+    /// sent); returns when another replica holds it, or at the renew deadline after the last
+    /// renewal that went through. A renewal is sent no later than the Lease's other holders
+    /// read it, and the deadline is shorter than the Lease, so this replica has stopped
+    /// before another may start.
+    pub async fn hold(&self, since: Instant) {
+        let mut renewed = since;
         loop {
-            tokio::time::sleep(self.timing.retry_period).await;
-            let Some(left) = self.timing.renew_deadline.checked_sub(renewed.elapsed()) else {
+            let deadline = renewed + self.timing.renew_deadline;
+            tokio::time::sleep_until(
+                (Instant::now() + self.timing.retry_period)
+                    .min(deadline)
+                    .into(),
+            )
+            .await;
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    deadline = ?self.timing.renew_deadline,
+                    "stopped leading: no renewal of the leader Lease went through in time"
+                );
                 return;
-            };
-            let sent = tokio::time::Instant::now();
-            match tokio::time::timeout(left, self.claim()).await {
+            }
+            let sent = Instant::now();
+            match tokio::time::timeout_at(deadline.into(), self.claim()).await {
                 Ok(Ok(Claim::Held)) => renewed = sent,
-                Ok(Ok(Claim::Taken)) => return,
+                Ok(Ok(Claim::Taken)) => {
+                    tracing::warn!("stopped leading: another replica holds the leader Lease");
+                    return;
+                }
                 Ok(Ok(Claim::Contended)) => tracing::warn!("renewing the leader Lease conflicted"),
                 Ok(Err(error)) => tracing::warn!(%error, "cannot renew the leader Lease"),
                 Err(_) => tracing::warn!("renewing the leader Lease took too long"),

@@ -112,6 +112,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
             .with_timing(leader.timing)
     });
     let lead = async {
+        let mut since = std::time::Instant::now();
         if let (Some(elector), Some(leader)) = (&elector, &leader) {
             // The Lease lives in Sveltos' namespace, which may not exist yet.
             crate::manager::ensure_namespace(&client, &leader.namespace)
@@ -121,7 +122,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
                     source,
                 })?;
             tracing::info!("waiting to become the leader");
-            elector.acquire().await;
+            since = elector.acquire().await;
             tracing::info!("leading");
         }
         let capi = clusters::capi::watch(client.clone(), capi_onboard_annotation.clone());
@@ -148,7 +149,7 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
         };
         let held = async {
             match &elector {
-                Some(elector) => elector.hold().await,
+                Some(elector) => elector.hold(since).await,
                 None => std::future::pending().await,
             }
         };
@@ -165,10 +166,17 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
         result = lead => result,
     };
     // Whatever stopped this replica, it acts no more: a standby may take over at once.
-    if let Some(elector) = &elector
-        && let Err(error) = elector.release().await
-    {
-        tracing::warn!(%error, "cannot give up the leader Lease; a standby takes over when it expires");
+    if let (Some(elector), Some(leader)) = (&elector, &leader) {
+        let release = tokio::time::timeout(leader.timing.retry_period, elector.release());
+        match release.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "cannot give up the leader Lease; a standby takes over when it expires")
+            }
+            Err(_) => tracing::warn!(
+                "giving up the leader Lease took too long; a standby takes over when it expires"
+            ),
+        }
     }
     stopped
 }

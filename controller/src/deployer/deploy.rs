@@ -313,6 +313,7 @@ impl Deployer<'_> {
                 };
             }
         };
+        let intended = kinds(&manifests);
         if previous.is_none() {
             // A pair without a summary has deployed nothing yet: nothing can be stale.
             self.record
@@ -386,13 +387,12 @@ impl Deployer<'_> {
         }
         let pair = (owner.profile.clone(), owner.summary.clone());
         if !dry_run {
-            match (&failure, self.record.get_mut(&pair)) {
-                (None, _) => {
-                    self.record.insert(pair, deployed);
-                }
-                // Keep remembering what may still be stale, plus what this pass added.
-                (Some(_), Some(known)) => known.extend(deployed),
-                (Some(_), None) => {}
+            if failure.is_none() {
+                self.record.insert(pair, deployed);
+            } else {
+                // A failed write may have gone through all the same: what is deployed is
+                // no longer known here, and the next cleanup lists the kinds instead.
+                self.record.remove(&pair);
             }
         }
         if dry_run {
@@ -405,7 +405,10 @@ impl Deployer<'_> {
         }
         let mut recorded: BTreeSet<String> = gvks;
         if failure.is_some() {
+            // Kinds this pass meant to deploy stay recorded too: a write that failed may
+            // have gone through.
             recorded.extend(earlier);
+            recorded.extend(intended);
         }
         Outcome {
             gvks: recorded.into_iter().collect(),

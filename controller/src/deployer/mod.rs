@@ -429,15 +429,19 @@ async fn reconcile(
             }
             let kinds = previous.map(|p| resources_kinds(p)).unwrap_or_default();
             let manifests = deployer.manifests(name, &profile.spec, cluster).await;
-            let mut recorded = previous.map(AsRef::as_ref);
+            let mut known = Known::Cached(previous.map(AsRef::as_ref));
             if let Ok(manifests) = &manifests
                 && profile.spec.sync_mode != SyncMode::DryRun
             {
                 let intended = deploy::kinds(manifests);
-                if previous.is_none() || !intended.iter().all(|k| kinds.contains(k)) {
+                let unrecorded = previous.is_none_or(|p| {
+                    p.spec.cluster_profile_spec != profile.spec
+                        || !intended.iter().all(|k| kinds.contains(k))
+                });
+                if unrecorded {
                     // The summary says what is about to be deployed before anything is: if
                     // the profile goes before the outcome is written (or this process dies),
-                    // the withdrawal still knows which kinds to look through.
+                    // the withdrawal still knows which kinds to look through, and where.
                     let mut gvks: BTreeSet<String> = kinds.iter().cloned().collect();
                     gvks.extend(intended);
                     let record = Outcome {
@@ -445,18 +449,9 @@ async fn reconcile(
                         failure: None,
                         dry_run: None,
                     };
-                    write_summary(
-                        client,
-                        name,
-                        &profile.spec,
-                        cluster,
-                        recorded,
-                        &record,
-                        true,
-                    )
-                    .await?;
-                    // What is recorded now is no longer `previous`: the outcome is written whole.
-                    recorded = None;
+                    write_summary(client, name, &profile.spec, cluster, known, &record, true)
+                        .await?;
+                    known = Known::Intent;
                 }
             }
             let before = previous.map(|p| (kinds.as_slice(), &p.spec.cluster_profile_spec));
@@ -467,16 +462,7 @@ async fn reconcile(
                 tracing::warn!(profile = name, cluster = %cluster.reference.name, %failure, "deployment failed");
                 again = true;
             }
-            write_summary(
-                client,
-                name,
-                &profile.spec,
-                cluster,
-                recorded,
-                &outcome,
-                false,
-            )
-            .await?;
+            write_summary(client, name, &profile.spec, cluster, known, &outcome, false).await?;
             if let Some(reports) = &outcome.dry_run {
                 write_report(client, profile, cluster, reports).await?;
             } else if previous
@@ -612,15 +598,30 @@ async fn write_report(
     Ok(())
 }
 
+/// What a pass knows a ClusterSummary holds before it writes it.
+#[derive(Clone, Copy)]
+enum Known<'a> {
+    /// What the cache holds (none when there is no summary yet).
+    Cached(Option<&'a ClusterSummary>),
+    /// The spec and a Provisioning status, as this pass just wrote them.
+    Intent,
+}
+
+/// Writes the summary of `profile` in `cluster`: its spec where `known` says it differs, and
+/// the status `outcome` makes (Provisioning when `provisioning`) where it differs.
 async fn write_summary(
     client: &Client,
     profile: &str,
     spec: &ClusterProfileSpec,
     cluster: &Cluster,
-    previous: Option<&ClusterSummary>,
+    known: Known<'_>,
     outcome: &Outcome,
     provisioning: bool,
 ) -> Result<(), DeployerError> {
+    let (previous, spec_known) = match known {
+        Known::Cached(previous) => (previous, false),
+        Known::Intent => (None, true),
+    };
     let reference = &cluster.reference;
     let name = summary_name(profile, cluster);
     let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &reference.namespace);
@@ -635,7 +636,7 @@ async fn write_summary(
             reference.cluster_type.lowercase().to_owned(),
         ),
     ]);
-    if previous.is_none_or(|p| &p.spec.cluster_profile_spec != spec) {
+    if !spec_known && previous.is_none_or(|p| &p.spec.cluster_profile_spec != spec) {
         let body = json!({
             "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterSummary",
             "metadata": {"name": name, "namespace": reference.namespace, "labels": labels},

@@ -12,7 +12,8 @@
 //!
 //!   cargo build --release --workspace --bins
 //!   cargo bench -p sveltos-events-e2e --bench fleet
-//!   FLEET_CLUSTERS=100 FLEET_SERVICES=100 FLEET_FORMS=one,aggregated (the defaults)
+//!   FLEET_CLUSTERS=100 FLEET_SERVICES=100 FLEET_FORMS=one,aggregated
+//!   FLEET_TIMEOUT_SECONDS=600 (the defaults)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark set-up
 
 use sveltos_events_e2e as common;
@@ -207,13 +208,26 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
     let filled = filling.elapsed();
 
     let started = Instant::now();
-    let agent = common::start_controller(&dir, "mgmt", "sveltos-events-agent");
-    let manager = common::start_controller(&dir, "mgmt", "sveltos-events-manager");
+    let mut agent = common::start_controller(&dir, "mgmt", "sveltos-events-agent");
+    let mut manager = common::start_controller(&dir, "mgmt", "sveltos-events-manager");
     let done = Arc::new(AtomicBool::new(false));
     let probes = (form == Form::OneForEvent)
         .then(|| tokio::spawn(probe(dir.clone(), clusters, done.clone())));
+    let limit = Duration::from_secs(bench_setting("FLEET_TIMEOUT_SECONDS", 600) as u64);
     for client in &managed {
         while !converged(client, form, services).await {
+            for (name, process) in [("agent", &mut agent), ("manager", &mut manager)] {
+                if let Some(status) = process.exited() {
+                    panic!(
+                        "the {name} ended ({status}); its log is in {}",
+                        dir.display()
+                    );
+                }
+            }
+            assert!(
+                started.elapsed() < limit,
+                "no convergence within {limit:?} (FLEET_TIMEOUT_SECONDS)"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{Process, eventually, plugin, start_replica, try_kubectl};
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 /// How big a run is.
@@ -61,6 +62,8 @@ struct System {
     dir: PathBuf,
     agent: Option<(String, Process)>,
     managers: BTreeMap<String, Process>,
+    /// When the test killed each replica it killed.
+    killed: BTreeMap<String, Timestamp>,
     pods: usize,
 }
 
@@ -148,6 +151,52 @@ impl System {
     fn kill_manager(&mut self, pod: &str) {
         let mut manager = self.managers.remove(pod).expect("a running replica");
         manager.kill();
+        self.killed.insert(pod.to_owned(), Timestamp::now());
+    }
+
+    /// When each manager replica led, from its log ("leading" to "stopped leading", or to
+    /// its kill -9, or to now): never two at once.
+    fn one_leader_at_a_time(&self) {
+        let mut terms = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).unwrap() {
+            let path = entry.unwrap().path();
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let Some(pod) = file
+                .strip_prefix("mgmt-")
+                .and_then(|f| f.strip_suffix(".log"))
+                .filter(|p| p.starts_with("sveltos-events-manager-"))
+            else {
+                continue;
+            };
+            let mut start = None;
+            let mut end = None;
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(entry) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let message = entry["fields"]["message"].as_str().unwrap_or_default();
+                let at = entry["timestamp"].as_str().and_then(|t| t.parse().ok());
+                if message == "leading" {
+                    start = at;
+                } else if message.starts_with("stopped leading") && start.is_some() {
+                    end = at;
+                }
+            }
+            let Some(start) = start else { continue };
+            let end = end
+                .or_else(|| self.killed.get(pod).copied())
+                .unwrap_or_else(Timestamp::now);
+            terms.push((start, end, pod.to_owned()));
+        }
+        terms.sort();
+        for pair in terms.windows(2) {
+            let ((_, ended, one), (began, _, next)) = (&pair[0], &pair[1]);
+            assert!(
+                began >= ended,
+                "{next} led from {began} while {one} led until {ended}"
+            );
+        }
+        eprintln!("{} terms of leadership, none overlapping", terms.len());
     }
 }
 
@@ -348,6 +397,7 @@ fn the_fleet_tells_the_truth_after_each_fault_and_each_kill() {
         dir: dir.clone(),
         agent: None,
         managers: BTreeMap::new(),
+        killed: BTreeMap::new(),
         pods: 0,
     };
     system.start_agent();
@@ -390,10 +440,13 @@ fn the_fleet_tells_the_truth_after_each_fault_and_each_kill() {
             &format!("kill -9 of the agent (round {round})"),
         );
 
-        let leader = eventually("a leader", || system.leader());
+        // Events in flight while the leader dies.
+        world.change();
+        let leader = eventually("a running leader", || {
+            system.leader().filter(|l| system.managers.contains_key(l))
+        });
         let killed = Instant::now();
         system.kill_manager(&leader);
-        world.change();
         let successor = eventually("another leader", || {
             system.leader().filter(|holder| *holder != leader)
         });
@@ -410,6 +463,7 @@ fn the_fleet_tells_the_truth_after_each_fault_and_each_kill() {
             took <= bound,
             "the takeover took {took:?}, more than {bound:?}"
         );
+        world.change();
         world.converged(
             &mut system,
             &format!("kill -9 of the leader (round {round})"),
@@ -431,8 +485,9 @@ fn the_fleet_tells_the_truth_after_each_fault_and_each_kill() {
         );
     }
 
-    // No process died of its own accord, and none panicked.
+    // No process died of its own accord, none panicked, and no two replicas led at once.
     system.alive();
+    system.one_leader_at_a_time();
     drop(system);
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

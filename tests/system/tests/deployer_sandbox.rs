@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 struct Fixture {
     sandbox: Sandbox,
     deployer: JoinHandle<()>,
+    telemetry: std::sync::Arc<Telemetry>,
     mgmt: Client,
     managed: Client,
 }
@@ -51,23 +52,21 @@ impl Fixture {
                 Client::try_from(config).unwrap()
             }
         };
+        let telemetry = Telemetry::new();
+        let counted = telemetry.clone();
         let deployer = tokio::spawn(async move {
             let watches = controller::watches::Watches::start(
                 &client,
                 Default::default(),
                 clusters::capi::CapiClusters::none(),
             );
-            let _ = controller::deployer::run(
-                client,
-                watches,
-                Telemetry::new(),
-                std::future::pending(),
-            )
-            .await;
+            let _ =
+                controller::deployer::run(client, watches, counted, std::future::pending()).await;
         });
         Fixture {
             sandbox,
             deployer,
+            telemetry,
             mgmt,
             managed,
         }
@@ -454,8 +453,11 @@ async fn nothing_is_deployed_before_its_cluster_summary_records_it() {
     apply(mgmt, policy("web-policy", "web", "one")).await;
     apply(mgmt, profile("web", &["web-policy"], json!({}))).await;
     // Were anything deployed before its summary is written, a profile deleted meanwhile would
-    // leave it behind for good: nothing with no record of it.
-    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    // leave it behind for good: once a pass has failed, nothing is in the cluster.
+    eventually("a deployer pass refused", || async {
+        fixture.telemetry.encode().contains(r#"outcome="error""#)
+    })
+    .await;
     assert_eq!(value_of(managed, "web").await, None);
 
     // Allowed to record it, the deployer deploys on its next try.
