@@ -19,15 +19,20 @@ fn quick() -> Timing {
     }
 }
 
-#[tokio::test]
-async fn one_holder_at_a_time_and_takeover_after_expiry() {
-    let sandbox = Sandbox::start(SandboxOptions {
+/// A sandbox of one cluster, where the Leases go.
+async fn management() -> Sandbox {
+    Sandbox::start(SandboxOptions {
         dir: None,
         managed_clusters: 0,
         ..Default::default()
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test]
+async fn one_holder_at_a_time_and_takeover_after_expiry() {
+    let sandbox = management().await;
     let client = sandbox.clusters()[0].client().unwrap();
     let timing = |e: Elector| e.with_timing(quick());
     let first = timing(Elector::new(client.clone(), "default", "lead", "first"));
@@ -57,13 +62,7 @@ async fn one_holder_at_a_time_and_takeover_after_expiry() {
 
 #[tokio::test]
 async fn a_released_lease_is_taken_at_once_and_a_holder_that_cannot_renew_stops_in_time() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 0,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let sandbox = management().await;
     let mgmt = &sandbox.clusters()[0];
     let client = mgmt.client().unwrap();
     let first = Elector::new(client.clone(), "default", "lead", "first").with_timing(quick());

@@ -247,6 +247,20 @@ pub fn plugin(dir: &Path, args: &[&str]) -> Run {
     }
 }
 
+/// `install` of the controllers (image `sveltos-events:test`, 30 s to wait) with `extra`,
+/// which must succeed.
+pub fn install(dir: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "install",
+        "--image",
+        "sveltos-events:test",
+        "--timeout",
+        "30s",
+    ];
+    args.extend(extra);
+    plugin(dir, &args).ok()
+}
+
 /// A copy of `cluster`'s kubeconfig pointing at a port nobody listens on.
 pub fn dead_kubeconfig(dir: &Path, cluster: &str) -> PathBuf {
     let kubeconfig = std::fs::read_to_string(dir.join(format!("{cluster}.kubeconfig"))).unwrap();

@@ -382,17 +382,7 @@ fn the_fleet_tells_the_truth_after_each_fault_and_each_kill() {
     let size = size();
     let sandbox = common::start_bare(size.clusters);
     let dir = &sandbox.dir;
-    plugin(
-        dir,
-        &[
-            "install",
-            "--image",
-            "sveltos-events:test",
-            "--timeout",
-            "30s",
-        ],
-    )
-    .ok();
+    common::install(dir, &[]);
     let mut system = System {
         dir: dir.clone(),
         agent: None,

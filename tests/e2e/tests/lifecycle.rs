@@ -73,17 +73,7 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     let sandbox = common::start_bare(1);
     let dir = &sandbox.dir;
     plugin(dir, &["check", "--pre"]).ok();
-    plugin(
-        dir,
-        &[
-            "install",
-            "--image",
-            "sveltos-events:test",
-            "--timeout",
-            "30s",
-        ],
-    )
-    .ok();
+    common::install(dir, &[]);
 
     // Installed, but no process runs the manager: no leader, so check finds a problem.
     let (run, report) = check(dir);
@@ -285,19 +275,7 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
 fn a_spoke_cluster_gets_its_own_agent_and_the_example_runs_through_it() {
     let sandbox = common::start_bare(1);
     let dir = &sandbox.dir;
-    plugin(
-        dir,
-        &[
-            "install",
-            "--image",
-            "sveltos-events:test",
-            "--agent-mode",
-            "spoke",
-            "--timeout",
-            "30s",
-        ],
-    )
-    .ok();
+    common::install(dir, &["--agent-mode", "spoke"]);
     let _manager = start_controller(dir, "mgmt", "sveltos-events-manager");
     let _hub = start_controller(dir, "mgmt", "sveltos-events-agent");
     let registered = common::register_cluster_1(dir, &["--labels", "env=fv"]).ok();

@@ -55,6 +55,20 @@ async fn convert(addr: std::net::SocketAddr, ca_bundle: &[u8], review: &Value) -
     serde_json::from_str(body).unwrap()
 }
 
+/// The sandbox with the CRDs and Sveltos' namespace, where the webhook's Secret goes.
+async fn sandbox_with_namespace() -> (sandbox::Sandbox, kube::Client) {
+    let (sandbox, mgmt) = support::sandbox_with_crds(0).await;
+    let namespaces: Api<Namespace> = Api::all(mgmt.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "projectsveltos"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    (sandbox, mgmt)
+}
+
 async fn secret(client: &kube::Client) -> Option<Secret> {
     Api::<Secret>::namespaced(client.clone(), "projectsveltos")
         .get_opt("sveltos-events-webhook-tls")
@@ -68,15 +82,7 @@ fn key(secret: &Secret, k: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn replicas_share_one_ca_whose_bundle_reaches_the_crds_and_converts() {
-    let (sandbox, mgmt) = support::sandbox_with_crds(0).await;
-    let namespaces: Api<Namespace> = Api::all(mgmt.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "projectsveltos"}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let (sandbox, mgmt) = sandbox_with_namespace().await;
 
     let first = replica(&mgmt).await;
     let crds: Api<CustomResourceDefinition> = Api::all(mgmt.clone());
@@ -187,15 +193,7 @@ async fn replicas_share_one_ca_whose_bundle_reaches_the_crds_and_converts() {
 
 #[tokio::test]
 async fn a_replica_starting_during_an_outage_waits_it_out() {
-    let (sandbox, mgmt) = support::sandbox_with_crds(0).await;
-    let namespaces: Api<Namespace> = Api::all(mgmt.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "projectsveltos"}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let (sandbox, mgmt) = sandbox_with_namespace().await;
     let outage = sandbox::faults::Fault::Errors {
         code: 503,
         share: 1.0,
