@@ -257,7 +257,7 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
         let mut samples = probes.await.unwrap();
         samples.sort();
         println!(
-            "  event -> add-on while converging: p50 {} ms, p99 {} ms, max {} ms over {} events",
+            "  event -> add-on while converging: p50 {}, p99 {}, max {} over {} events",
             millis(percentile(&samples, 0.5)),
             millis(percentile(&samples, 0.99)),
             millis(samples.last().copied().unwrap_or_default()),
