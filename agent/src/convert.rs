@@ -1,7 +1,9 @@
 //! JSON <-> Lua conversion (the documented quirks are in README.md, "Conversions").
 
-use mlua::{Lua, Table, Value as LuaValue};
+use mlua::{Function, Lua, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
+
+use crate::runtime::{FILL_KEY, SHELL_KEY};
 
 /// Deepest nesting accepted in either direction; deeper data is an error, not a stack overflow.
 pub const MAX_DEPTH: usize = 128;
@@ -43,7 +45,8 @@ fn object_to_lua(lua: &Lua, map: &Map<String, Value>, depth: usize) -> mlua::Res
     Ok(table)
 }
 
-fn number_to_lua(n: &Number) -> LuaValue {
+/// A JSON number as Lua holds it: an integer when it is one, a float otherwise.
+pub(crate) fn number_to_lua(n: &Number) -> LuaValue {
     if let Some(i) = n.as_i64() {
         LuaValue::Integer(i)
     } else {
@@ -52,12 +55,13 @@ fn number_to_lua(n: &Number) -> LuaValue {
 }
 
 /// Converts a Lua value back to JSON; tables with a positive border become arrays (1..n),
-/// other tables objects with stringified keys; integral floats become integers.
-pub fn from_lua(value: &LuaValue) -> Result<Value, String> {
-    from_lua_depth(value, 0)
+/// other tables objects with stringified keys; integral floats become integers. Shells
+/// ([`crate::lazy`]) are filled first.
+pub fn from_lua(lua: &Lua, value: &LuaValue) -> Result<Value, String> {
+    from_lua_depth(lua, value, 0)
 }
 
-fn from_lua_depth(value: &LuaValue, depth: usize) -> Result<Value, String> {
+fn from_lua_depth(lua: &Lua, value: &LuaValue, depth: usize) -> Result<Value, String> {
     if depth > MAX_DEPTH {
         return Err("value nested too deeply (or a table contains itself)".into());
     }
@@ -67,7 +71,7 @@ fn from_lua_depth(value: &LuaValue, depth: usize) -> Result<Value, String> {
         LuaValue::Integer(i) => Value::from(*i),
         LuaValue::Number(f) => float_to_json(*f),
         LuaValue::String(s) => Value::String(s.to_string_lossy()),
-        LuaValue::Table(t) => table_to_json(t, depth)?,
+        LuaValue::Table(t) => table_to_json(lua, t, depth)?,
         LuaValue::LightUserData(_) if value.is_null() => Value::Null,
         other => {
             return Err(format!(
@@ -87,13 +91,27 @@ pub fn float_to_json(f: f64) -> Value {
     }
 }
 
-fn table_to_json(table: &Table, depth: usize) -> Result<Value, String> {
+/// Fills `table` if it is a shell, so that its raw members are all there.
+pub(crate) fn fill_shell(lua: &Lua, table: &Table) -> mlua::Result<()> {
+    let Some(metatable) = table.metatable() else {
+        return Ok(());
+    };
+    let shell: Table = lua.named_registry_value(SHELL_KEY)?;
+    if metatable != shell {
+        return Ok(());
+    }
+    let fill: Function = lua.named_registry_value(FILL_KEY)?;
+    fill.call(table)
+}
+
+fn table_to_json(lua: &Lua, table: &Table, depth: usize) -> Result<Value, String> {
+    fill_shell(lua, table).map_err(|e| e.to_string())?;
     let len = table.raw_len();
     if len > 0 {
         let mut items = Vec::with_capacity(len);
         for i in 1..=len {
             let item: LuaValue = table.raw_get(i).map_err(|e| e.to_string())?;
-            items.push(from_lua_depth(&item, depth + 1)?);
+            items.push(from_lua_depth(lua, &item, depth + 1)?);
         }
         return Ok(Value::Array(items));
     }
@@ -112,7 +130,7 @@ fn table_to_json(table: &Table, depth: usize) -> Result<Value, String> {
                 ));
             }
         };
-        map.insert(key, from_lua_depth(&item, depth + 1)?);
+        map.insert(key, from_lua_depth(lua, &item, depth + 1)?);
     }
     Ok(Value::Object(map))
 }

@@ -61,14 +61,23 @@ pub struct LuaRuntime {
     limits: Limits,
     budget: Arc<AtomicI64>,
     make_env: Function,
+    restore: Function,
     cache: RefCell<HashMap<String, Script>>,
     printed: Printed,
+    shell: Table,
+    shell_slot: Table,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Lua that builds each script's private environment (runs with the real globals).
 const ENV_FACTORY: &str = include_str!("script_env.lua");
+/// Lua that makes the metatable of shells (see [`crate::lazy`]).
+const SHELL: &str = include_str!("shell.lua");
+/// Where the shell metatable is kept in the registry, for [`crate::convert::from_lua`].
+pub(crate) const SHELL_KEY: &str = "sveltos-events.shell";
+/// Where the function that fills a shell is kept in the registry.
+pub(crate) const FILL_KEY: &str = "sveltos-events.fill";
 
 impl LuaRuntime {
     /// Creates a runtime with the given per-call limits.
@@ -101,7 +110,16 @@ impl LuaRuntime {
             "__printing",
             lua.create_function(move |_, ()| Ok(kept.is_kept()))?,
         )?;
-        let make_env: Function = lua
+        let (shell, shell_slot, fill): (Table, Table, Function) = lua
+            .load(SHELL)
+            .set_name("=shell")
+            .set_mode(ChunkMode::Text)
+            .call(())?;
+        lua.set_named_registry_value(SHELL_KEY, &shell)?;
+        lua.set_named_registry_value(FILL_KEY, &fill)?;
+        modules.set("__shell", &shell)?;
+        modules.set("__fill", fill)?;
+        let (make_env, restore): (Function, Function) = lua
             .load(ENV_FACTORY)
             .set_name("=sandbox")
             .set_mode(ChunkMode::Text)
@@ -113,8 +131,11 @@ impl LuaRuntime {
             limits,
             budget,
             make_env,
+            restore,
             cache: RefCell::new(HashMap::new()),
             printed,
+            shell,
+            shell_slot,
         };
         runtime
             .lua
@@ -125,6 +146,16 @@ impl LuaRuntime {
     /// The underlying Lua state (for conversions).
     pub fn lua(&self) -> &Lua {
         &self.lua
+    }
+
+    /// The metatable of shells ([`crate::lazy`]).
+    pub(crate) fn shell_metatable(&self) -> &Table {
+        &self.shell
+    }
+
+    /// Where the current call's shell filler is put (`fill`), and taken away after it.
+    pub(crate) fn shell_slot(&self) -> &Table {
+        &self.shell_slot
     }
 
     /// The limits applied to each call.
@@ -165,6 +196,31 @@ impl LuaRuntime {
                 Err(describe(&error, self.limits))
             }
         }
+    }
+
+    /// Builds a call's argument from host data (API objects the agent already holds).
+    ///
+    /// Under a memory limit mlua wraps every table and string it creates in a protected call;
+    /// converting an object node by node that way costs more than most scripts do. The limit
+    /// is lifted while `f` runs, so what it allocates is bounded by the data given (already in
+    /// the agent's memory), and checked against the per-call allowance once it is done.
+    pub fn convert<R>(&self, f: impl FnOnce(&Lua) -> mlua::Result<R>) -> Result<R, String> {
+        let base = self.lua.used_memory();
+        self.lua.set_memory_limit(0).map_err(|e| e.to_string())?;
+        let result = f(&self.lua);
+        let grown = self.lua.used_memory().saturating_sub(base);
+        let result = if grown > self.limits.memory_bytes {
+            drop(result);
+            let _ = self.lua.gc_collect();
+            Err(mlua::Error::MemoryError(String::new()))
+        } else {
+            result
+        };
+        let limit = self.lua.used_memory() + self.limits.memory_bytes;
+        self.lua
+            .set_memory_limit(limit)
+            .map_err(|e| e.to_string())?;
+        result.map_err(|error| describe(&error, self.limits))
     }
 
     /// Compiles `source` (text only) into its own environment and runs its top level once.
@@ -236,24 +292,7 @@ impl LuaRuntime {
 
     /// Puts the script's globals back as they were after its top-level run.
     fn reset(&self, script: &Script) -> mlua::Result<()> {
-        let mut extra = Vec::new();
-        for pair in script.env.pairs::<LuaValue, LuaValue>() {
-            let (k, v) = pair?;
-            let original: LuaValue = script.snapshot.raw_get(k.clone())?;
-            if original != v {
-                extra.push((k, original));
-            }
-        }
-        for (k, v) in extra {
-            script.env.raw_set(k, v)?;
-        }
-        for pair in script.snapshot.pairs::<LuaValue, LuaValue>() {
-            let (k, v) = pair?;
-            if !script.env.contains_key(k.clone())? {
-                script.env.raw_set(k, v)?;
-            }
-        }
-        Ok(())
+        self.restore.call((&script.env, &script.snapshot))
     }
 }
 

@@ -7,6 +7,9 @@ local tostring_, fmt, mtype, pack, unpack = G.tostring, G.string.format, G.math.
 local exhausted = modules.__exhausted
 local emit, printing, concat = modules.__print, modules.__printing, G.table.concat
 local setmetatable, pairs, next = G.setmetatable, G.pairs, G.next
+local getmetatable, rawget, rawset, rawlen = G.getmetatable, G.rawget, G.rawset, G.rawlen
+local rawequal = G.rawequal
+local shell, fill = modules.__shell, modules.__fill
 
 -- The string metatable stays out of reach (getmetatable("") returns false).
 G.getmetatable("").__metatable = false
@@ -38,11 +41,39 @@ local function copy(t)
   return c
 end
 
-return function()
+-- Puts a script's globals back as they were after its top-level run (runs with no budget:
+-- what it walks is bounded by what one call could allocate).
+local function restore(env, snapshot)
+  for k, v in next, env do
+    local original = rawget(snapshot, k)
+    -- rawequal: a script's __eq must not run here, outside its budget.
+    if not rawequal(original, v) then rawset(env, k, original) end
+  end
+  for k, v in next, snapshot do
+    if rawget(env, k) == nil then rawset(env, k, v) end
+  end
+end
+
+local function make_env()
   local env = {}
   local base = {}
   for _, name in G.ipairs(safe) do base[name] = G[name] end
   base.tostring = tostring51
+  -- The raw functions see a shell as the table it stands for (agent/src/lazy.rs).
+  local function filling(f)
+    return function(...)
+      local t = ...
+      if getmetatable(t) == shell then fill(t) end
+      return f(...)
+    end
+  end
+  base.next, base.rawget, base.rawset = filling(next), filling(rawget), filling(rawset)
+  base.rawlen, base.setmetatable = filling(rawlen), filling(setmetatable)
+  base.getmetatable = function(...)
+    local mt = getmetatable(...)
+    if mt == shell then return nil end
+    return mt
+  end
   -- print writes nowhere unless the runtime keeps it (eval shows it on standard error); in
   -- an agent it costs nothing, as it did before eval showed it.
   if printing() then
@@ -104,3 +135,5 @@ return function()
   base._G = env
   return setmetatable(env, { __index = base, __metatable = false })
 end
+
+return make_env, restore

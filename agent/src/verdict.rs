@@ -5,7 +5,8 @@ use std::borrow::Borrow;
 use mlua::Value as LuaValue;
 use serde_json::Value;
 
-use crate::convert::{from_lua, to_lua};
+use crate::convert::{fill_shell, from_lua};
+use crate::lazy::with_shells;
 use crate::runtime::{LuaRuntime, Script};
 
 /// The answer of a per-object `evaluate()`.
@@ -32,26 +33,29 @@ pub fn evaluate_object(
     script: &Script,
     object: &Value,
 ) -> Result<Verdict, String> {
-    let arg = runtime.guarded(|lua| to_lua(lua, object))?;
-    let out = runtime.call_evaluate(script, "obj", arg)?;
-    let LuaValue::Table(table) = out else {
-        return Err("lua script output is not a lua table".into());
-    };
-    let matching = match table
-        .raw_get::<LuaValue>("matching")
-        .map_err(|e| e.to_string())?
-    {
-        LuaValue::Nil => false,
-        LuaValue::Boolean(b) => b,
-        other => {
-            return Err(format!(
-                "returned `matching` must be a boolean, not a {}",
-                other.type_name()
-            ));
-        }
-    };
-    let message = message(&table)?;
-    Ok(Verdict { matching, message })
+    with_shells(runtime, &[object], |mut args| {
+        let arg = args.pop().unwrap_or(LuaValue::Nil);
+        let out = runtime.call_evaluate(script, "obj", arg)?;
+        let LuaValue::Table(table) = out else {
+            return Err("lua script output is not a lua table".into());
+        };
+        fill_shell(runtime.lua(), &table).map_err(|e| e.to_string())?;
+        let matching = match table
+            .raw_get::<LuaValue>("matching")
+            .map_err(|e| e.to_string())?
+        {
+            LuaValue::Nil => false,
+            LuaValue::Boolean(b) => b,
+            other => {
+                return Err(format!(
+                    "returned `matching` must be a boolean, not a {}",
+                    other.type_name()
+                ));
+            }
+        };
+        let message = message(&table)?;
+        Ok(Verdict { matching, message })
+    })
 }
 
 fn message(table: &mlua::Table) -> Result<String, String> {
@@ -75,29 +79,34 @@ pub fn evaluate_aggregated(
     script: &Script,
     objects: &[impl Borrow<Value>],
 ) -> Result<Aggregated, String> {
-    let arg = runtime.guarded(|lua| {
-        let table = lua.create_table_with_capacity(objects.len(), 0)?;
-        for (i, object) in objects.iter().enumerate() {
-            table.raw_set(i + 1, to_lua(lua, object.borrow())?)?;
-        }
-        Ok(LuaValue::Table(table))
-    })?;
-    let out = runtime.call_evaluate(script, "resources", arg)?;
-    let LuaValue::Table(table) = out else {
-        return Err("lua script output is not a lua table".into());
-    };
-    let message = message(&table)?;
-    let resources = match table
+    let objects: Vec<&Value> = objects.iter().map(Borrow::borrow).collect();
+    with_shells(runtime, &objects, |args| {
+        let list = runtime.convert(|lua| lua.create_sequence_from(args))?;
+        let out = runtime.call_evaluate(script, "resources", LuaValue::Table(list))?;
+        let LuaValue::Table(table) = out else {
+            return Err("lua script output is not a lua table".into());
+        };
+        fill_shell(runtime.lua(), &table).map_err(|e| e.to_string())?;
+        let message = message(&table)?;
+        let resources = resources(runtime, &table)?;
+        Ok(Aggregated { resources, message })
+    })
+}
+
+/// The objects an aggregated script returned in `resources`.
+fn resources(runtime: &LuaRuntime, table: &mlua::Table) -> Result<Vec<Value>, String> {
+    match table
         .raw_get::<LuaValue>("resources")
         .map_err(|e| e.to_string())?
     {
-        LuaValue::Nil => Vec::new(),
+        LuaValue::Nil => Ok(Vec::new()),
         LuaValue::Table(list) => {
+            fill_shell(runtime.lua(), &list).map_err(|e| e.to_string())?;
             let len = list.raw_len();
             let mut out = Vec::with_capacity(len);
             for i in 1..=len {
                 let item: LuaValue = list.raw_get(i).map_err(|e| e.to_string())?;
-                match from_lua(&item)? {
+                match from_lua(runtime.lua(), &item)? {
                     Value::Object(map) => out.push(Value::Object(map)),
                     _ => {
                         return Err(format!(
@@ -110,14 +119,11 @@ pub fn evaluate_aggregated(
             if len == 0 && !list.is_empty() {
                 return Err("returned `resources` must be an array of objects".into());
             }
-            out
+            Ok(out)
         }
-        other => {
-            return Err(format!(
-                "returned `resources` must be a table, not a {}",
-                other.type_name()
-            ));
-        }
-    };
-    Ok(Aggregated { resources, message })
+        other => Err(format!(
+            "returned `resources` must be a table, not a {}",
+            other.type_name()
+        )),
+    }
 }

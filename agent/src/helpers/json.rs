@@ -21,7 +21,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     m.set(
         "encode",
-        lua.create_function(|lua, v: LuaValue| match from_lua(&v) {
+        lua.create_function(|lua, v: LuaValue| match from_lua(lua, &v) {
             Ok(v) => text(
                 lua,
                 serde_json::to_string(&empty_as_array(v)).map_err(|e| e.to_string()),
@@ -40,7 +40,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     m.set(
         "toYAML",
-        lua.create_function(|lua, v: LuaValue| match from_lua(&v) {
+        lua.create_function(|lua, v: LuaValue| match from_lua(lua, &v) {
             Ok(v) => text(
                 lua,
                 serde_saphyr::to_string(&empty_as_array(v)).map_err(|e| e.to_string()),

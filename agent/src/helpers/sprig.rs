@@ -134,7 +134,7 @@ fn argument(lua: &Lua, param: Param, arg: LuaValue) -> Result<Value, String> {
         Param::Float => Value::Float(f64::from_lua(arg, lua).map_err(plain)?),
         Param::Bool => Value::Bool(bool::from_lua(arg, lua).map_err(plain)?),
         Param::Any | Param::List | Param::Map | Param::Object(_) => {
-            Value::from(crate::convert::from_lua(&arg)?)
+            Value::from(crate::convert::from_lua(lua, &arg)?)
         }
     })
 }
