@@ -45,7 +45,7 @@ pub fn with_shells<R>(
             slot.raw_set("fill", fill)?;
             objects
                 .iter()
-                .map(|object| member(lua, &nodes, shell, object))
+                .map(|object| root(lua, &nodes, shell, object))
                 .collect::<mlua::Result<Vec<_>>>()
         });
         let out = args.and_then(body);
@@ -65,10 +65,10 @@ fn fill<'a>(lua: &Lua, nodes: &Nodes<'a>, shell: &Table, table: &Table) -> mlua:
     };
     // The members are bounded by the object the agent already holds; see LuaRuntime::convert.
     let limit = lua.set_memory_limit(0)?;
-    let filled = fill_members(lua, nodes, shell, table, node);
+    let filled =
+        fill_members(lua, nodes, shell, table, node).and_then(|()| table.set_metatable(None));
     lua.set_memory_limit(limit)?;
-    filled?;
-    table.set_metatable(None)
+    filled
 }
 
 fn fill_members<'a>(
@@ -101,6 +101,21 @@ fn fill_members<'a>(
         _ => {}
     }
     Ok(())
+}
+
+/// An object handed to a script: filled at once, as every script reads its top level.
+fn root<'a>(
+    lua: &Lua,
+    nodes: &Nodes<'a>,
+    shell: &Table,
+    object: &'a Value,
+) -> mlua::Result<LuaValue> {
+    let Value::Object(map) = object else {
+        return member(lua, nodes, shell, object);
+    };
+    let table = lua.create_table_with_capacity(0, map.len())?;
+    fill_members(lua, nodes, shell, &table, object)?;
+    Ok(LuaValue::Table(table))
 }
 
 /// A member as Lua sees it: scalars as values, non-empty objects and arrays as shells.
