@@ -2,7 +2,10 @@
 //! shared/tools/go-baseline (`go-baseline -dump`), printing ns per render cold (parse +
 //! execute) and cached (execute only), in go-baseline's `name_ns_per_op=` format.
 //!
-//! Run: `cargo bench -p sveltos-events-template --bench render [-- MIN_SECONDS]`
+//! Run: `cargo bench -p sveltos-events-template --bench render [-- MIN_SECONDS]`; with
+//! `GO_BASELINE=path/to/go-baseline` Go's figures for the same templates and inputs are measured
+//! in the same run and printed beside these, with the ratio (Go as Sveltos renders, parsing
+//! each time, is `go_tmpl_sveltos_*`; Go with a cached parse is `go_tmpl_cached_*`).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -167,14 +170,48 @@ fn run() -> Result<(), String> {
             })?,
         ),
     ];
-    for (name, ns) in results {
+    for (name, ns) in &results {
         println!("{name}_ns_per_op={ns:.1}");
+    }
+    if let Some(go) = std::env::var_os("GO_BASELINE") {
+        let theirs = go_figures(&PathBuf::from(go))?;
+        for (ours, go_name) in [
+            ("tmpl_cold_netpol", "tmpl_sveltos_netpol"),
+            ("tmpl_cached_netpol", "tmpl_cached_netpol"),
+            ("tmpl_cold_ingress", "tmpl_sveltos_ingress"),
+            ("tmpl_cached_ingress", "tmpl_cached_ingress"),
+        ] {
+            let Some(ns) = results.iter().find(|(name, _)| *name == ours).map(|r| r.1) else {
+                continue;
+            };
+            if let Some(go_ns) = theirs.get(go_name) {
+                println!("go_{go_name}_ns_per_op={go_ns:.1}");
+                println!("speedup_{ours}_vs_go_{go_name}={:.1}x", go_ns / ns);
+            }
+        }
     }
     if netpol_ok && ingress_ok {
         Ok(())
     } else {
         Err("rendered output differs from Go's".to_string())
     }
+}
+
+/// go-baseline's wall-clock ns per render of each template, measured now.
+fn go_figures(go: &std::path::Path) -> Result<BTreeMap<String, f64>, String> {
+    let output = std::process::Command::new(go)
+        .args(["-bench", "tmpl_sveltos_,tmpl_cached_", "-min-time", "2s"])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", go.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    Ok(text
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .filter_map(|(key, value)| {
+            let name = key.strip_suffix("_ns_per_op")?;
+            Some((name.to_owned(), value.parse().ok()?))
+        })
+        .collect())
 }
 
 fn main() -> ExitCode {

@@ -51,6 +51,7 @@ pub fn execute(template: &Template, tree: &Tree, dot: Val) -> Result<String, Err
         at: At::Nothing,
         steps: 0,
         started: Instant::now(),
+        resolved: Vec::new(),
     };
     match state.walk_list(&dot, &tree.root) {
         Ok(()) => Ok(state.out),
@@ -68,7 +69,13 @@ struct State<'a> {
     at: At<'a>,
     steps: u64,
     started: Instant,
+    /// Functions already looked up, by the identifier that names them: a range body calls
+    /// the same few many times, and each lookup by name hashes it twice.
+    resolved: Vec<(&'a Arg, &'a Function, bool)>,
 }
+
+/// Most call sites whose function [`State::resolved`] keeps; beyond, names are looked up.
+const RESOLVED_SITES: usize = 32;
 
 impl<'a> State<'a> {
     fn error(&self, message: impl std::fmt::Display) -> Error {
@@ -561,8 +568,21 @@ impl<'a> State<'a> {
         last: Option<Val>,
     ) -> Eval<Val> {
         self.at = At::Arg(ident);
-        let Some((function, is_builtin)) = self.lookup(name) else {
-            return Err(self.error(format!("{} is not a defined function", quote(name))));
+        let known = self
+            .resolved
+            .iter()
+            .find(|(site, ..)| std::ptr::eq(*site, ident));
+        let (function, is_builtin) = match known {
+            Some(&(_, function, is_builtin)) => (function, is_builtin),
+            None => {
+                let Some((function, is_builtin)) = self.lookup(name) else {
+                    return Err(self.error(format!("{} is not a defined function", quote(name))));
+                };
+                if self.resolved.len() < RESOLVED_SITES {
+                    self.resolved.push((ident, function, is_builtin));
+                }
+                (function, is_builtin)
+            }
         };
         if is_builtin && (name == "and" || name == "or") {
             self.check_arity(function, name, args, &last)?;
