@@ -974,3 +974,67 @@ async fn a_spoke_cluster_evaluates_itself_and_the_hub_relays_its_reports() {
     agent.abort();
     env.shutdown(hub).await;
 }
+
+/// A cluster's loop that falls behind its watches holds them back (the queue is bounded) and
+/// still sees every change once it catches up.
+#[tokio::test]
+async fn a_watch_ahead_of_its_loop_waits_and_loses_no_change() {
+    use clusters::objects::{EVENT_QUEUE, KindEvent, event_queue, watch_kind};
+    init_tracing();
+    let sandbox = Sandbox::start(SandboxOptions {
+        dir: None,
+        managed_clusters: 1,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let client = sandbox.cluster("cluster-1").unwrap().client().unwrap();
+    let gvk = GroupVersionKind::gvk("", "v1", "ConfigMap");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "configmaps");
+    let (events, mut incoming) = event_queue();
+    let task = watch_kind(client.clone(), gvk, resource, events);
+    let listed = incoming.recv().await.unwrap();
+    assert!(matches!(listed, KindEvent::Listed(..)), "{listed:?}");
+
+    // Far more changes than the queue holds, made while nobody reads it.
+    let created = EVENT_QUEUE * 2 + 100;
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    for i in 0..created {
+        let map = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(format!("m{i:05}")),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        maps.create(&PostParams::default(), &map).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        incoming.len() <= EVENT_QUEUE,
+        "{} events queued",
+        incoming.len()
+    );
+
+    let mut seen = BTreeSet::new();
+    while seen.len() < created {
+        let event = tokio::time::timeout(TIMEOUT, incoming.recv())
+            .await
+            .unwrap_or_else(|_| panic!("{} of {created} changes arrived", seen.len()))
+            .unwrap();
+        match event {
+            KindEvent::Applied(_, (_, name), _) if name.starts_with('m') => {
+                seen.insert(name);
+            }
+            KindEvent::Listed(_, all) => {
+                seen.extend(
+                    all.into_keys()
+                        .map(|(_, n)| n)
+                        .filter(|n| n.starts_with('m')),
+                );
+            }
+            _ => {}
+        }
+    }
+    task.abort();
+}

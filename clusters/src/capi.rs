@@ -13,9 +13,9 @@ use kube::api::{ApiResource, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-use crate::objects::{KindEvent, ObjectKey, watch_kind};
+use crate::objects::{KindEvent, ObjectKey, event_queue, watch_kind};
 
 /// The Cluster API clusters of the management cluster: one watch shared by every clone
 /// (hub, manager and deployer of one process), kept running while a clone lives.
@@ -153,7 +153,7 @@ async fn follow(
     let mut crd_events = watcher(crds, config).default_backoff().boxed();
     let mut listing = None;
     let mut version: Option<String> = None;
-    let (events, mut incoming) = mpsc::unbounded_channel();
+    let (events, mut incoming) = event_queue();
     let mut task: Option<tokio::task::JoinHandle<()>> = None;
     let replace = |all: BTreeMap<ObjectKey, Arc<Value>>| {
         if let Ok(mut objects) = objects.write() {

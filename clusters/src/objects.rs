@@ -25,6 +25,16 @@ pub enum KindEvent {
     Deleted(GroupVersionKind, ObjectKey),
 }
 
+/// Events the watches of one cluster may queue for its loop; past this a watch waits for
+/// the loop (and the API server's stream for the watch), so a slow loop holds memory flat
+/// rather than queueing every change it has not yet taken.
+pub const EVENT_QUEUE: usize = 1024;
+
+/// The queue between a cluster's watches ([`watch_kind`]) and its loop.
+pub fn event_queue() -> (mpsc::Sender<KindEvent>, mpsc::Receiver<KindEvent>) {
+    mpsc::channel(EVENT_QUEUE)
+}
+
 /// Turns a watched object into the JSON an EventSource script sees (with apiVersion and kind,
 /// which list responses may omit).
 fn to_value(resource: &ApiResource, mut object: DynamicObject) -> Option<(ObjectKey, Arc<Value>)> {
@@ -40,14 +50,14 @@ fn to_value(resource: &ApiResource, mut object: DynamicObject) -> Option<(Object
     Some((key, Arc::new(value)))
 }
 
-/// Starts watching `resource` in `client`'s cluster; events go to `events` until the returned
-/// task is aborted or the receiver is dropped. Watch failures are retried with a backoff; a
+/// Starts watching `resource` in `client`'s cluster; events go to `events` (waiting while it
+/// is full) until the returned task is aborted or the receiver is dropped. Watch failures are retried with a backoff; a
 /// relist after a 410 delivers the whole set again, so no change is lost.
 pub fn watch_kind(
     client: Client,
     gvk: GroupVersionKind,
     resource: ApiResource,
-    events: mpsc::UnboundedSender<KindEvent>,
+    events: mpsc::Sender<KindEvent>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let api: Api<DynamicObject> = Api::all_with(client, &resource);
@@ -87,7 +97,7 @@ pub fn watch_kind(
                 }
             };
             if let Some(message) = message
-                && events.send(message).is_err()
+                && events.send(message).await.is_err()
             {
                 return;
             }

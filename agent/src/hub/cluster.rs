@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::evaluate::{VerdictCache, evaluate_event_source_cached};
 use crate::hub::report::{self, ClusterId, Destination};
-use clusters::objects::{KindEvent, ObjectKey, watch_kind};
+use clusters::objects::{KindEvent, ObjectKey, event_queue, watch_kind};
 
 /// Delay before sources that could not be evaluated or reported are tried again.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -141,7 +141,7 @@ pub struct ClusterAgent {
     recorder: Recorder,
     kinds: HashMap<GroupVersionKind, Kind>,
     states: BTreeMap<String, SourceState>,
-    events: mpsc::UnboundedSender<KindEvent>,
+    events: mpsc::Sender<KindEvent>,
     crds: Option<JoinHandle<()>>,
 }
 
@@ -167,7 +167,7 @@ impl ClusterAgent {
         destination: Destination,
         mut sources: watch::Receiver<Sources>,
     ) {
-        let (events, mut incoming) = mpsc::unbounded_channel();
+        let (events, mut incoming) = event_queue();
         let recorder = Recorder::new(
             destination.client().clone(),
             Reporter {
