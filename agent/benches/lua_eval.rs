@@ -4,11 +4,15 @@
 //! figures are measured in the same run and printed with the ratio. Without it, Services shaped
 //! like go-baseline's generator are built here.
 
+#[path = "../../template/benches/support/go_baseline.rs"]
+mod go_baseline;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use go_baseline::go_figures;
 use serde_json::{Value, json};
 use sveltos_events_agent::verdict::evaluate_object;
 use sveltos_events_agent::{Limits, LuaRuntime};
@@ -135,22 +139,6 @@ fn dumped_inputs(go: &Path, dir: &Path) -> Result<Inputs, String> {
 /// Passes over the Services measured per script; the median is printed.
 const BATCHES: usize = 31;
 
-/// go-baseline's wall-clock ns per evaluation of each script, measured now: as Sveltos does it
-/// (`lua_sveltos_`) and with one state and the script compiled once (`lua_reuse_`).
-fn go_figures(go: &Path) -> Result<BTreeMap<String, f64>, String> {
-    let output = Command::new(go)
-        .args(["-bench", "lua_sveltos_,lua_reuse_", "-min-time", "2s"])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", go.display()))?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    Ok(text
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .filter(|(key, _)| key.starts_with("lua_") && key.ends_with("_ns_per_op"))
-        .filter_map(|(key, value)| Some((key.to_owned(), value.parse().ok()?)))
-        .collect())
-}
-
 fn main() {
     let go = std::env::var_os("GO_BASELINE").map(PathBuf::from);
     let dump = std::env::temp_dir().join(format!("lua-eval-inputs-{}", std::process::id()));
@@ -221,11 +209,13 @@ fn main() {
     let Some(go) = go else {
         return;
     };
-    match go_figures(&go) {
+    // As Sveltos does it (`lua_sveltos_`) and with one state and the script compiled once
+    // (`lua_reuse_`).
+    match go_figures(&go, "lua_sveltos_,lua_reuse_") {
         Ok(figures) => {
             for (name, per) in &ours {
                 for way in ["sveltos", "reuse"] {
-                    if let Some(theirs) = figures.get(&format!("lua_{way}_{name}_ns_per_op")) {
+                    if let Some(theirs) = figures.get(&format!("lua_{way}_{name}")) {
                         println!("go_lua_{way}_{name}_ns_per_eval={theirs:.0}");
                         println!("speedup_vs_go_{way}_{name}={:.1}x", theirs / per);
                     }

@@ -110,10 +110,10 @@ fn root<'a>(
     shell: &Table,
     object: &'a Value,
 ) -> mlua::Result<LuaValue> {
-    let Value::Object(map) = object else {
+    if !object.is_object() {
         return member(lua, nodes, shell, object);
-    };
-    let table = lua.create_table_with_capacity(0, map.len())?;
+    }
+    let table = sized_table(lua, object)?;
     fill_members(lua, nodes, shell, &table, object)?;
     Ok(LuaValue::Table(table))
 }
@@ -133,12 +133,7 @@ fn member<'a>(
         Value::Array(items) if items.is_empty() => LuaValue::Table(lua.create_table()?),
         Value::Object(map) if map.is_empty() => LuaValue::Table(lua.create_table()?),
         Value::Array(_) | Value::Object(_) => {
-            // Sized as eager conversion sizes it, so `pairs` visits members in the same order.
-            let table = match value {
-                Value::Array(items) => lua.create_table_with_capacity(items.len(), 0)?,
-                Value::Object(map) => lua.create_table_with_capacity(0, map.len())?,
-                _ => lua.create_table()?,
-            };
+            let table = sized_table(lua, value)?;
             table.set_metatable(Some(shell.clone()))?;
             nodes
                 .borrow_mut()
@@ -146,4 +141,14 @@ fn member<'a>(
             LuaValue::Table(table)
         }
     })
+}
+
+/// A table sized as eager conversion sizes it for `value`, so that `pairs` visits its
+/// members in the same order once they are in.
+fn sized_table(lua: &Lua, value: &Value) -> mlua::Result<Table> {
+    match value {
+        Value::Array(items) => lua.create_table_with_capacity(items.len(), 0),
+        Value::Object(map) => lua.create_table_with_capacity(0, map.len()),
+        _ => lua.create_table(),
+    }
 }

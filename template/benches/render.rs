@@ -7,6 +7,9 @@
 //! in the same run and printed beside these, with the ratio (Go as Sveltos renders, parsing
 //! each time, is `go_tmpl_sveltos_*`; Go with a cached parse is `go_tmpl_cached_*`).
 
+#[path = "support/go_baseline.rs"]
+mod go_baseline;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -14,6 +17,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use go_baseline::go_figures;
 use sveltos_events_template::sprig::sprig_funcs;
 use sveltos_events_template::sveltos::sveltos_event_funcs;
 use sveltos_events_template::{FuncMap, MissingKey, Options, Template, Value};
@@ -174,7 +178,7 @@ fn run() -> Result<(), String> {
         println!("{name}_ns_per_op={ns:.1}");
     }
     if let Some(go) = std::env::var_os("GO_BASELINE") {
-        let theirs = go_figures(&PathBuf::from(go))?;
+        let theirs = go_figures(&PathBuf::from(go), "tmpl_sveltos_,tmpl_cached_")?;
         for (ours, go_name) in [
             ("tmpl_cold_netpol", "tmpl_sveltos_netpol"),
             ("tmpl_cached_netpol", "tmpl_cached_netpol"),
@@ -195,23 +199,6 @@ fn run() -> Result<(), String> {
     } else {
         Err("rendered output differs from Go's".to_string())
     }
-}
-
-/// go-baseline's wall-clock ns per render of each template, measured now.
-fn go_figures(go: &std::path::Path) -> Result<BTreeMap<String, f64>, String> {
-    let output = std::process::Command::new(go)
-        .args(["-bench", "tmpl_sveltos_,tmpl_cached_", "-min-time", "2s"])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", go.display()))?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    Ok(text
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .filter_map(|(key, value)| {
-            let name = key.strip_suffix("_ns_per_op")?;
-            Some((name.to_owned(), value.parse().ok()?))
-        })
-        .collect())
 }
 
 fn main() -> ExitCode {
