@@ -980,15 +980,8 @@ async fn a_spoke_cluster_evaluates_itself_and_the_hub_relays_its_reports() {
 #[tokio::test]
 async fn a_watch_ahead_of_its_loop_waits_and_loses_no_change() {
     use clusters::objects::{EVENT_QUEUE, KindEvent, event_queue, watch_kind};
-    init_tracing();
-    let sandbox = Sandbox::start(SandboxOptions {
-        dir: None,
-        managed_clusters: 1,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let client = sandbox.cluster("cluster-1").unwrap().client().unwrap();
+    let env = Env::start().await;
+    let client = env.managed[MANAGED[0]].clone();
     let gvk = GroupVersionKind::gvk("", "v1", "ConfigMap");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "configmaps");
     let (events, mut incoming) = event_queue();
