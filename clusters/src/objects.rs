@@ -51,8 +51,9 @@ fn to_value(resource: &ApiResource, mut object: DynamicObject) -> Option<(Object
 }
 
 /// Starts watching `resource` in `client`'s cluster; events go to `events` (waiting while it
-/// is full) until the returned task is aborted or the receiver is dropped. Watch failures are retried with a backoff; a
-/// relist after a 410 delivers the whole set again, so no change is lost.
+/// is full) until the returned task is aborted or the receiver is dropped. Watch failures are
+/// retried with a backoff; a relist after a 410 delivers the whole set again, so no change is
+/// lost.
 pub fn watch_kind(
     client: Client,
     gvk: GroupVersionKind,
