@@ -5,29 +5,51 @@
 //! enums, bounds, lengths, patterns, item counts, required fields). `apiVersion`, `kind` and
 //! `metadata` stay at the root and in `x-kubernetes-embedded-resource` objects.
 
+use std::fmt;
+
 use serde_json::{Map, Value, json};
+
+/// Where a node is in the object, told only when an error names it (`spec.parts[0].name`):
+/// building the text for every node would cost more than checking it.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Item(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(Path::Root, name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Item(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
 
 /// Prunes and defaults `object` (a whole custom resource) by `schema`, its version's
 /// `openAPIV3Schema`; the paths of the unknown fields it pruned (`spec.parts[0].extra`), for
 /// `fieldValidation`.
 pub fn admit(schema: &Value, object: &mut Value) -> Vec<String> {
     let mut pruned = Vec::new();
-    walk(schema, object, true, "", &mut pruned);
+    walk(schema, object, true, Path::Root, &mut pruned);
     pruned
 }
 
-fn walk(schema: &Value, value: &mut Value, resource: bool, path: &str, pruned: &mut Vec<String>) {
+fn walk(schema: &Value, value: &mut Value, resource: bool, path: Path, pruned: &mut Vec<String>) {
     match value {
         Value::Object(fields) => object(schema, fields, resource, path, pruned),
         Value::Array(items) => {
             if let Some(items_schema) = schema.get("items") {
+                let embedded = embedded(items_schema);
                 for (index, item) in items.iter_mut().enumerate() {
-                    let embedded = embedded(items_schema);
                     walk(
                         items_schema,
                         item,
                         embedded,
-                        &format!("{path}[{index}]"),
+                        Path::Item(&path, index),
                         pruned,
                     );
                 }
@@ -54,7 +76,7 @@ fn object(
     schema: &Value,
     fields: &mut Map<String, Value>,
     resource: bool,
-    path: &str,
+    path: Path,
     pruned: &mut Vec<String>,
 ) {
     let properties = schema.get("properties").and_then(Value::as_object);
@@ -68,7 +90,7 @@ fn object(
             || additional.is_some_and(|a| a.is_object() || *a == Value::Bool(true))
             || preserve;
         if !known {
-            pruned.push(joined(path, name));
+            pruned.push(Path::Field(&path, name).to_string());
         }
         known
     });
@@ -90,7 +112,13 @@ fn object(
             continue;
         }
         if let Some(field) = field_schema(schema, name) {
-            walk(field, value, embedded(field), &joined(path, name), pruned);
+            walk(
+                field,
+                value,
+                embedded(field),
+                Path::Field(&path, name),
+                pruned,
+            );
         }
     }
 }
@@ -122,19 +150,13 @@ pub fn validate(info: &crate::registry::ResourceInfo, object: &Value) -> crate::
 /// (kube-apiserver's follows Go's map order, which varies).
 pub fn violations(schema: &Value, value: &Value) -> Vec<(String, String)> {
     let mut found = Vec::new();
-    check(schema, value, &mut Vec::new(), true, &mut found);
+    check(schema, value, Path::Root, true, &mut found);
     found
 }
 
-fn check(
-    schema: &Value,
-    value: &Value,
-    path: &mut Vec<String>,
-    root: bool,
-    found: &mut Vec<(String, String)>,
-) {
-    let field = path_text(path);
+fn check(schema: &Value, value: &Value, path: Path, root: bool, found: &mut Vec<(String, String)>) {
     if let Some(wanted) = type_error(schema, value) {
+        let field = path.to_string();
         let actual = json_type(value);
         // A value of the wrong type is not looked into.
         found.push((
@@ -145,9 +167,9 @@ fn check(
         ));
         return;
     }
-    combinations(schema, value, path, root, &field, found);
-    if let Some(text) = constraint_error(schema, value, &field) {
-        found.push((field, text));
+    combinations(schema, value, path, root, found);
+    if let Some(text) = constraint_error(schema, value, path) {
+        found.push((path.to_string(), text));
     }
     match value {
         Value::Object(fields) => {
@@ -155,9 +177,8 @@ fn check(
                 if let Some(name) = required.as_str()
                     && !fields.contains_key(name)
                 {
-                    path.push(name.to_owned());
-                    found.push((path_text(path), "Required value".to_owned()));
-                    path.pop();
+                    let field = Path::Field(&path, name).to_string();
+                    found.push((field, "Required value".to_owned()));
                 }
             }
             for (name, child) in fields {
@@ -167,19 +188,29 @@ fn check(
                 let Some(child_schema) = field_schema(schema, name) else {
                     continue;
                 };
-                path.push(name.clone());
-                check(child_schema, child, path, embedded(child_schema), found);
-                path.pop();
+                let child_path = Path::Field(&path, name);
+                check(
+                    child_schema,
+                    child,
+                    child_path,
+                    embedded(child_schema),
+                    found,
+                );
             }
         }
         Value::Array(items) => {
             let Some(items_schema) = schema.get("items") else {
                 return;
             };
+            let embedded = embedded(items_schema);
             for (index, item) in items.iter().enumerate() {
-                path.push(format!("[{index}]"));
-                check(items_schema, item, path, embedded(items_schema), found);
-                path.pop();
+                check(
+                    items_schema,
+                    item,
+                    Path::Item(&path, index),
+                    embedded,
+                    found,
+                );
             }
         }
         _ => {}
@@ -192,11 +223,17 @@ fn check(
 fn combinations(
     schema: &Value,
     value: &Value,
-    path: &mut Vec<String>,
+    path: Path,
     root: bool,
-    field: &str,
     found: &mut Vec<(String, String)>,
 ) {
+    if ["anyOf", "oneOf", "allOf", "not"]
+        .iter()
+        .all(|key| schema.get(key).is_none())
+    {
+        return;
+    }
+    let field = &path.to_string();
     let mut run = |alternative: &Value| {
         let mut broken = Vec::new();
         check(alternative, value, path, root, &mut broken);
@@ -246,18 +283,6 @@ fn combinations(
     }
 }
 
-/// `spec.parts[0].name`.
-fn path_text(path: &[String]) -> String {
-    let mut out = String::new();
-    for element in path {
-        if !element.starts_with('[') && !out.is_empty() {
-            out.push('.');
-        }
-        out.push_str(element);
-    }
-    out
-}
-
 /// JSON Schema's name for the type of `value` (`integer` for a whole number).
 fn json_type(value: &Value) -> &'static str {
     match value {
@@ -291,10 +316,10 @@ fn shown(value: &Value) -> String {
 }
 
 /// What breaks the node's own constraints, if anything.
-fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String> {
+fn constraint_error(schema: &Value, value: &Value, path: Path) -> Option<String> {
     let invalid = |what: &Value, text: String| {
         Some(format!(
-            "Invalid value: {}: {field} in body {text}",
+            "Invalid value: {}: {path} in body {text}",
             shown(what)
         ))
     };
@@ -362,7 +387,7 @@ fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String
                 return invalid(value, format!("should be at least {min} chars long"));
             }
             if let Some(pattern) = schema["pattern"].as_str()
-                && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text))
+                && refuses(pattern, text)
             {
                 return invalid(value, format!("should match '{pattern}'"));
             }
@@ -406,6 +431,30 @@ fn constraint_error(schema: &Value, value: &Value, field: &str) -> Option<String
         }
         _ => None,
     }
+}
+
+/// Whether `text` fails the schema's `pattern` (a pattern that does not compile checks
+/// nothing). Each pattern is compiled once: a CRD's schema names the same few on every write.
+fn refuses(pattern: &str, text: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    /// Enough for every pattern of many CRDs; a schema that names more only recompiles.
+    const KEPT: usize = 1024;
+    static COMPILED: LazyLock<Mutex<HashMap<String, Option<regex::Regex>>>> =
+        LazyLock::new(Mutex::default);
+    let compiled = {
+        let Ok(mut compiled) = COMPILED.lock() else {
+            return regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text));
+        };
+        if compiled.len() >= KEPT && !compiled.contains_key(pattern) {
+            compiled.clear();
+        }
+        compiled
+            .entry(pattern.to_owned())
+            .or_insert_with(|| regex::Regex::new(pattern).ok())
+            .clone()
+    };
+    compiled.is_some_and(|re| !re.is_match(text))
 }
 
 /// Whether `n` is a multiple of `factor`, as go-openapi's validator decides it (through the

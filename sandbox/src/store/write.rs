@@ -3,38 +3,58 @@
 
 use super::*;
 
+/// Whether objects `a` and `b` have equal members, those named in `skip` aside (compared in
+/// place: the objects compared on every write can be megabytes).
+fn equal_but(a: &Value, b: &Value, skip: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &serde_json::Map<String, Value>| {
+        m.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .all(|(k, v)| b.get(k) == Some(v))
+}
+
 /// Everything but metadata and status, for generation bumps.
 fn spec_differs(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        if let Some(m) = v.as_object_mut() {
-            m.remove("metadata");
-            m.remove("status");
-        }
-        v
-    };
-    strip(a) != strip(b)
+    !equal_but(a, b, &["metadata", "status"])
 }
 
 /// Whether a write changes nothing: same content and same field ownership (managedFields
 /// timestamps and entry order aside), so a new manager sharing a value is still recorded,
 /// while an apply that only moves its own entry is not persisted.
 fn same_content(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        let md = meta::metadata_mut(&mut v);
-        if let Some(Value::Array(entries)) = md.get_mut("managedFields") {
-            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
-                entry.remove("time");
-            }
-            entries.sort_by_key(|e| {
-                ["manager", "operation", "subresource", "apiVersion"]
-                    .map(|k| e[k].as_str().unwrap_or_default().to_owned())
-            });
-        }
-        v
+    let none = Value::Object(serde_json::Map::new());
+    let ma = a.get("metadata").unwrap_or(&none);
+    let mb = b.get("metadata").unwrap_or(&none);
+    equal_but(a, b, &["metadata"])
+        && equal_but(ma, mb, &["managedFields"])
+        && same_owners(ma.get("managedFields"), mb.get("managedFields"))
+}
+
+/// Whether two `managedFields` hold the same entries, in any order and at any time.
+fn same_owners(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let (Some(Value::Array(a)), Some(Value::Array(b))) = (a, b) else {
+        return a == b;
     };
-    strip(a) == strip(b)
+    fn sorted(entries: &[Value]) -> Vec<&Value> {
+        let mut sorted: Vec<&Value> = entries.iter().collect();
+        sorted.sort_by_key(|e| {
+            ["manager", "operation", "subresource", "apiVersion"]
+                .map(|k| e.get(k).and_then(Value::as_str).unwrap_or_default())
+        });
+        sorted
+    }
+    a.len() == b.len()
+        && sorted(a)
+            .into_iter()
+            .zip(sorted(b))
+            .all(|(x, y)| equal_but(x, y, &["time"]))
 }
 
 impl Store {
