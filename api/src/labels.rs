@@ -28,6 +28,9 @@ pub const SHARD_ANNOTATION: &str = "sharding.projectsveltos.io/key";
 /// referenced ConfigMap/Secret is instantiated with event data (DESIGN.md section 3, decision 2).
 pub const LEGACY_INSTANTIATION_ANNOTATION: &str =
     "eventtrigger.sveltos-events.io/legacy-instantiation";
+/// Our own mark on a ClusterSummary: the kinds its last pass set out to deploy (comma
+/// separated), written with the spec before anything is deployed.
+pub const INTENDED_KINDS_ANNOTATION: &str = "clustersummary.sveltos-events.io/intended-kinds";
 /// Our own marker on an EventTrigger that was generated from an EventBasedAddOn.
 pub const CONVERTED_FROM_ANNOTATION: &str = "eventtrigger.sveltos-events.io/converted-from";
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use api::labels::{
     CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL,
-    CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL, PROFILE_PAUSED_ANNOTATION,
+    CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL, INTENDED_KINDS_ANNOTATION, PROFILE_PAUSED_ANNOTATION,
 };
 use api::v1beta1::{
     ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, FeatureId,
@@ -364,14 +364,28 @@ pub fn matching<'a>(
     Ok(picked)
 }
 
+/// The kinds `summary`'s add-ons may be of: those its status says were deployed and those its
+/// last pass set out to deploy (which it may have, if the pass never wrote its outcome).
 fn resources_kinds(summary: &ClusterSummary) -> Vec<String> {
-    summary
+    let deployed = summary
         .status
         .iter()
         .flat_map(|s| &s.deployed_gvks)
         .filter(|d| d.feature_id == FeatureId::Resources)
-        .flat_map(|d| d.deployed_group_version_kind.clone())
-        .collect()
+        .flat_map(|d| d.deployed_group_version_kind.iter().map(String::as_str));
+    let kinds: BTreeSet<&str> = deployed.chain(intended_kinds(summary)).collect();
+    kinds.into_iter().map(str::to_owned).collect()
+}
+
+/// The kinds `summary`'s last pass set out to deploy.
+fn intended_kinds(summary: &ClusterSummary) -> impl Iterator<Item = &str> {
+    summary
+        .metadata
+        .annotations
+        .iter()
+        .flat_map(|a| a.get(INTENDED_KINDS_ANNOTATION))
+        .flat_map(|kinds| kinds.split(','))
+        .filter(|kind| !kind.is_empty())
 }
 
 fn provisioned(summary: &ClusterSummary) -> bool {
@@ -439,18 +453,11 @@ async fn reconcile(
                         || !intended.iter().all(|k| kinds.contains(k))
                 });
                 if unrecorded {
-                    // The summary says what is about to be deployed before anything is: if
-                    // the profile goes before the outcome is written (or this process dies),
-                    // the withdrawal still knows which kinds to look through, and where.
-                    let mut gvks: BTreeSet<String> = kinds.iter().cloned().collect();
-                    gvks.extend(intended);
-                    let record = Outcome {
-                        gvks: gvks.into_iter().collect(),
-                        failure: None,
-                        dry_run: None,
-                    };
-                    write_summary(client, name, &profile.spec, cluster, known, &record, true)
-                        .await?;
+                    // The summary says what is about to be deployed before anything is, in
+                    // the one write that creates it or changes its spec: if the profile goes
+                    // before the outcome is written (or this process dies), the withdrawal
+                    // still knows which kinds to look through, and where.
+                    apply_summary_spec(client, name, &profile.spec, cluster, &intended).await?;
                     known = Known::Intent;
                 }
             }
@@ -462,7 +469,7 @@ async fn reconcile(
                 tracing::warn!(profile = name, cluster = %cluster.reference.name, %failure, "deployment failed");
                 again = true;
             }
-            write_summary(client, name, &profile.spec, cluster, known, &outcome, false).await?;
+            write_summary(client, name, &profile.spec, cluster, known, &outcome).await?;
             if let Some(reports) = &outcome.dry_run {
                 write_report(client, profile, cluster, reports).await?;
             } else if previous
@@ -603,28 +610,21 @@ async fn write_report(
 enum Known<'a> {
     /// What the cache holds (none when there is no summary yet).
     Cached(Option<&'a ClusterSummary>),
-    /// The spec and a Provisioning status, as this pass just wrote them.
+    /// The spec (and the intended kinds) as this pass just wrote them.
     Intent,
 }
 
-/// Writes the summary of `profile` in `cluster`: its spec where `known` says it differs, and
-/// the status `outcome` makes (Provisioning when `provisioning`) where it differs.
-async fn write_summary(
+/// Applies the spec of the summary of `profile` in `cluster`, with `intended` as the kinds
+/// its pass sets out to deploy.
+async fn apply_summary_spec(
     client: &Client,
     profile: &str,
     spec: &ClusterProfileSpec,
     cluster: &Cluster,
-    known: Known<'_>,
-    outcome: &Outcome,
-    provisioning: bool,
+    intended: &BTreeSet<String>,
 ) -> Result<(), DeployerError> {
-    let (previous, spec_known) = match known {
-        Known::Cached(previous) => (previous, false),
-        Known::Intent => (None, true),
-    };
     let reference = &cluster.reference;
     let name = summary_name(profile, cluster);
-    let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &reference.namespace);
     let labels = BTreeMap::from([
         (CLUSTER_PROFILE_NAME_LABEL.to_owned(), profile.to_owned()),
         (
@@ -636,24 +636,53 @@ async fn write_summary(
             reference.cluster_type.lowercase().to_owned(),
         ),
     ]);
-    if !spec_known && previous.is_none_or(|p| &p.spec.cluster_profile_spec != spec) {
-        let body = json!({
-            "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterSummary",
-            "metadata": {"name": name, "namespace": reference.namespace, "labels": labels},
-            "spec": {
-                "clusterNamespace": reference.namespace, "clusterName": reference.name,
-                "clusterType": reference.cluster_type, "clusterProfileSpec": spec,
-            }
-        });
-        api.patch(
+    let mut metadata = json!({"name": name, "namespace": reference.namespace, "labels": labels});
+    if !intended.is_empty() {
+        let kinds: Vec<&str> = intended.iter().map(String::as_str).collect();
+        metadata["annotations"] = json!({INTENDED_KINDS_ANNOTATION: kinds.join(",")});
+    }
+    let body = json!({
+        "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterSummary",
+        "metadata": metadata,
+        "spec": {
+            "clusterNamespace": reference.namespace, "clusterName": reference.name,
+            "clusterType": reference.cluster_type, "clusterProfileSpec": spec,
+        }
+    });
+    Api::<ClusterSummary>::namespaced(client.clone(), &reference.namespace)
+        .patch(
             &name,
             &PatchParams::apply(SUMMARY_MANAGER).force(),
             &Patch::Apply(&body),
         )
         .await?;
+    Ok(())
+}
+
+/// Writes the summary of `profile` in `cluster`: its spec where `known` says it differs, and
+/// the status `outcome` makes where it differs.
+async fn write_summary(
+    client: &Client,
+    profile: &str,
+    spec: &ClusterProfileSpec,
+    cluster: &Cluster,
+    known: Known<'_>,
+    outcome: &Outcome,
+) -> Result<(), DeployerError> {
+    let (previous, spec_known) = match known {
+        Known::Cached(previous) => (previous, false),
+        Known::Intent => (None, true),
+    };
+    if !spec_known && previous.is_none_or(|p| &p.spec.cluster_profile_spec != spec) {
+        // The kinds an earlier pass set out to deploy stay recorded.
+        let intended: BTreeSet<String> = previous
+            .map(|p| intended_kinds(p).map(str::to_owned).collect())
+            .unwrap_or_default();
+        apply_summary_spec(client, profile, spec, cluster, &intended).await?;
     }
+    let name = summary_name(profile, cluster);
+    let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &cluster.reference.namespace);
     let resources = match (&outcome.dry_run, outcome.failure.as_deref()) {
-        _ if provisioning => feature(FeatureId::Resources, FeatureStatus::Provisioning, None),
         (Some(_), None) => feature(
             FeatureId::Resources,
             FeatureStatus::FailedNonRetriable,

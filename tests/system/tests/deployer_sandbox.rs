@@ -5,7 +5,7 @@
 
 mod support;
 
-use api::v1beta1::{ClusterReport, ClusterSummary, FeatureStatus, SveltosCluster};
+use api::v1beta1::{ClusterProfile, ClusterReport, ClusterSummary, FeatureStatus, SveltosCluster};
 use controller::serve::Telemetry;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
@@ -23,6 +23,21 @@ struct Fixture {
     telemetry: std::sync::Arc<Telemetry>,
     mgmt: Client,
     managed: Client,
+    /// The deployer's client of the management cluster.
+    client: Client,
+}
+
+/// Runs the deployer with `client`, counting into `telemetry`.
+fn spawn_deployer(client: &Client, telemetry: &std::sync::Arc<Telemetry>) -> JoinHandle<()> {
+    let (client, counted) = (client.clone(), telemetry.clone());
+    tokio::spawn(async move {
+        let watches = controller::watches::Watches::start(
+            &client,
+            Default::default(),
+            clusters::capi::CapiClusters::none(),
+        );
+        let _ = controller::deployer::run(client, watches, counted, std::future::pending()).await;
+    })
 }
 
 impl Fixture {
@@ -53,23 +68,24 @@ impl Fixture {
             }
         };
         let telemetry = Telemetry::new();
-        let counted = telemetry.clone();
-        let deployer = tokio::spawn(async move {
-            let watches = controller::watches::Watches::start(
-                &client,
-                Default::default(),
-                clusters::capi::CapiClusters::none(),
-            );
-            let _ =
-                controller::deployer::run(client, watches, counted, std::future::pending()).await;
-        });
+        let deployer = spawn_deployer(&client, &telemetry);
         Fixture {
             sandbox,
             deployer,
             telemetry,
             mgmt,
             managed,
+            client,
         }
+    }
+
+    /// Stops the deployer, runs `meanwhile`, and starts a new deployer, which knows only
+    /// what the management cluster holds, as after a crash.
+    async fn restart_deployer_after(&mut self, meanwhile: impl std::future::Future<Output = ()>) {
+        self.deployer.abort();
+        let _ = (&mut self.deployer).await;
+        meanwhile.await;
+        self.deployer = spawn_deployer(&self.client, &self.telemetry);
     }
 
     async fn stop(self) {
@@ -472,5 +488,49 @@ async fn nothing_is_deployed_before_its_cluster_summary_records_it() {
     let summaries: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
     let summary = summaries.list(&Default::default()).await.unwrap().items;
     assert_eq!(summary.len(), 1);
+    fixture.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_pass_deployed_without_recording_its_outcome_is_withdrawn() {
+    // The deployer may write a summary's spec but not its status: its passes deploy, then
+    // fail to record what they deployed, as a pass cut short by an outage or a crash does.
+    let mut fixture = Fixture::start_as(Some("deployer")).await;
+    let (mgmt, managed) = (&fixture.mgmt.clone(), &fixture.managed.clone());
+    let write = json!([{"apiGroups": ["config.projectsveltos.io"],
+        "resources": ["clustersummaries", "clusterprofiles/status"],
+        "verbs": ["create", "patch", "update", "delete"]}]);
+    grant(mgmt, "deployer-specs", "deployer", write).await;
+    apply(mgmt, policy("web-policy", "web", "one")).await;
+    apply(mgmt, profile("web", &["web-policy"], json!({}))).await;
+    eventually("the object deployed", || async {
+        value_of(managed, "web").await.as_deref() == Some("one")
+    })
+    .await;
+    let summaries: Api<ClusterSummary> = Api::namespaced(mgmt.clone(), "default");
+    let listed = summaries.list(&Default::default()).await.unwrap().items;
+    assert!(
+        listed.iter().all(|s| s.status.is_none()),
+        "no outcome may be recorded: {listed:?}"
+    );
+
+    // The profile goes while no deployer runs; the next knows only what the pass recorded
+    // before deploying to say which kinds to look through.
+    fixture
+        .restart_deployer_after(async {
+            let profiles: Api<ClusterProfile> = Api::all(mgmt.clone());
+            profiles.delete("web", &Default::default()).await.unwrap();
+        })
+        .await;
+    eventually("the object withdrawn and its summary gone", || async {
+        value_of(managed, "web").await.is_none()
+            && summaries
+                .list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+    })
+    .await;
     fixture.stop().await;
 }
