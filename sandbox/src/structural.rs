@@ -29,6 +29,70 @@ impl fmt::Display for Path<'_> {
     }
 }
 
+/// The keywords of one schema node that pruning and validation read, gathered in one pass
+/// over its members: looking each up by name would hash a score of names for every node of
+/// every object written.
+#[derive(Default)]
+struct Keywords<'s> {
+    ty: Option<&'s str>,
+    int_or_string: bool,
+    embedded: bool,
+    preserve: bool,
+    properties: Option<&'s Map<String, Value>>,
+    additional: Option<&'s Value>,
+    items: Option<&'s Value>,
+    required: &'s [Value],
+    /// `anyOf`, `oneOf`, `allOf` or `not` is there.
+    combined: bool,
+    /// A constraint [`constraint_error`] checks is there.
+    constrained: bool,
+}
+
+impl<'s> Keywords<'s> {
+    fn of(schema: &'s Value) -> Self {
+        let mut found = Keywords::default();
+        for (key, value) in schema.as_object().into_iter().flatten() {
+            match key.as_str() {
+                "type" => found.ty = value.as_str(),
+                "x-kubernetes-int-or-string" => found.int_or_string = *value == true,
+                "x-kubernetes-embedded-resource" => found.embedded = *value == true,
+                "x-kubernetes-preserve-unknown-fields" => found.preserve = *value == true,
+                "properties" => found.properties = value.as_object(),
+                "additionalProperties" => found.additional = Some(value),
+                "items" => found.items = Some(value),
+                "required" => found.required = value.as_array().map_or(&[], Vec::as_slice),
+                "anyOf" | "oneOf" | "allOf" | "not" => found.combined = true,
+                "enum" | "multipleOf" | "minimum" | "maximum" | "maxLength" | "minLength"
+                | "pattern" | "format" | "maxProperties" | "minProperties" | "maxItems"
+                | "minItems" => found.constrained = true,
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// The schema of member `name` of the objects this node describes.
+    fn field(&self, name: &str) -> Option<&'s Value> {
+        self.properties
+            .and_then(|p| p.get(name))
+            .or_else(|| self.additional.filter(|a| a.is_object()))
+    }
+
+    /// The type this node wants when `value` is not of it.
+    fn type_error(&self, value: &Value) -> Option<String> {
+        if value.is_null() {
+            return None;
+        }
+        let actual = json_type(value);
+        if self.int_or_string {
+            return (!matches!(actual, "integer" | "string")).then(|| "integer,string".to_owned());
+        }
+        let wanted = self.ty?;
+        let fits = wanted == actual || (wanted == "number" && actual == "integer");
+        (!fits).then(|| wanted.to_owned())
+    }
+}
+
 /// Prunes and defaults `object` (a whole custom resource) by `schema`, its version's
 /// `openAPIV3Schema`; the paths of the unknown fields it pruned (`spec.parts[0].extra`), for
 /// `fieldValidation`.
@@ -39,19 +103,14 @@ pub fn admit(schema: &Value, object: &mut Value) -> Vec<String> {
 }
 
 fn walk(schema: &Value, value: &mut Value, resource: bool, path: Path, pruned: &mut Vec<String>) {
+    let keywords = Keywords::of(schema);
+    let resource = resource || keywords.embedded;
     match value {
-        Value::Object(fields) => object(schema, fields, resource, path, pruned),
+        Value::Object(fields) => object(schema, &keywords, fields, resource, path, pruned),
         Value::Array(items) => {
-            if let Some(items_schema) = schema.get("items") {
-                let embedded = embedded(items_schema);
+            if let Some(items_schema) = keywords.items {
                 for (index, item) in items.iter_mut().enumerate() {
-                    walk(
-                        items_schema,
-                        item,
-                        embedded,
-                        Path::Item(&path, index),
-                        pruned,
-                    );
+                    walk(items_schema, item, false, Path::Item(&path, index), pruned);
                 }
             }
         }
@@ -68,32 +127,32 @@ pub fn joined(path: &str, name: &str) -> String {
     }
 }
 
-fn embedded(schema: &Value) -> bool {
-    schema["x-kubernetes-embedded-resource"] == true
-}
-
 fn object(
     schema: &Value,
+    keywords: &Keywords,
     fields: &mut Map<String, Value>,
     resource: bool,
     path: Path,
     pruned: &mut Vec<String>,
 ) {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let additional = schema.get("additionalProperties");
-    let preserve = schema["x-kubernetes-preserve-unknown-fields"] == true;
+    let Keywords {
+        properties,
+        additional,
+        preserve,
+        ..
+    } = *keywords;
     let kept = |name: &str| resource && matches!(name, "apiVersion" | "kind" | "metadata");
     // Unknown fields go (a type-less schema that preserves nothing keeps nothing either).
-    fields.retain(|name, _| {
-        let known = kept(name)
-            || properties.is_some_and(|p| p.contains_key(name))
-            || additional.is_some_and(|a| a.is_object() || *a == Value::Bool(true))
-            || preserve;
-        if !known {
-            pruned.push(Path::Field(&path, name).to_string());
-        }
-        known
-    });
+    let open = preserve || additional.is_some_and(|a| a.is_object() || *a == Value::Bool(true));
+    if !open {
+        fields.retain(|name, _| {
+            let known = kept(name) || properties.is_some_and(|p| p.contains_key(name));
+            if !known {
+                pruned.push(Path::Field(&path, name).to_string());
+            }
+            known
+        });
+    }
     // A null the schema does not allow is as good as absent (and so gets the default).
     fields.retain(|name, value| {
         kept(name) || !value.is_null() || field_schema(schema, name).is_some_and(nullable)
@@ -111,14 +170,8 @@ fn object(
         if kept(name) {
             continue;
         }
-        if let Some(field) = field_schema(schema, name) {
-            walk(
-                field,
-                value,
-                embedded(field),
-                Path::Field(&path, name),
-                pruned,
-            );
+        if let Some(field) = keywords.field(name) {
+            walk(field, value, false, Path::Field(&path, name), pruned);
         }
     }
 }
@@ -155,7 +208,9 @@ pub fn violations(schema: &Value, value: &Value) -> Vec<(String, String)> {
 }
 
 fn check(schema: &Value, value: &Value, path: Path, root: bool, found: &mut Vec<(String, String)>) {
-    if let Some(wanted) = type_error(schema, value) {
+    let keywords = Keywords::of(schema);
+    let root = root || keywords.embedded;
+    if let Some(wanted) = keywords.type_error(value) {
         let field = path.to_string();
         let actual = json_type(value);
         // A value of the wrong type is not looked into.
@@ -167,13 +222,17 @@ fn check(schema: &Value, value: &Value, path: Path, root: bool, found: &mut Vec<
         ));
         return;
     }
-    combinations(schema, value, path, root, found);
-    if let Some(text) = constraint_error(schema, value, path) {
+    if keywords.combined {
+        combinations(schema, value, path, root, found);
+    }
+    if keywords.constrained
+        && let Some(text) = constraint_error(schema, value, path)
+    {
         found.push((path.to_string(), text));
     }
     match value {
         Value::Object(fields) => {
-            for required in schema["required"].as_array().into_iter().flatten() {
+            for required in keywords.required {
                 if let Some(name) = required.as_str()
                     && !fields.contains_key(name)
                 {
@@ -185,32 +244,16 @@ fn check(schema: &Value, value: &Value, path: Path, root: bool, found: &mut Vec<
                 if root && matches!(name.as_str(), "apiVersion" | "kind" | "metadata") {
                     continue;
                 }
-                let Some(child_schema) = field_schema(schema, name) else {
-                    continue;
-                };
-                let child_path = Path::Field(&path, name);
-                check(
-                    child_schema,
-                    child,
-                    child_path,
-                    embedded(child_schema),
-                    found,
-                );
+                if let Some(child_schema) = keywords.field(name) {
+                    check(child_schema, child, Path::Field(&path, name), false, found);
+                }
             }
         }
         Value::Array(items) => {
-            let Some(items_schema) = schema.get("items") else {
-                return;
-            };
-            let embedded = embedded(items_schema);
-            for (index, item) in items.iter().enumerate() {
-                check(
-                    items_schema,
-                    item,
-                    Path::Item(&path, index),
-                    embedded,
-                    found,
-                );
+            if let Some(items_schema) = keywords.items {
+                for (index, item) in items.iter().enumerate() {
+                    check(items_schema, item, Path::Item(&path, index), false, found);
+                }
             }
         }
         _ => {}
@@ -227,12 +270,6 @@ fn combinations(
     root: bool,
     found: &mut Vec<(String, String)>,
 ) {
-    if ["anyOf", "oneOf", "allOf", "not"]
-        .iter()
-        .all(|key| schema.get(key).is_none())
-    {
-        return;
-    }
     let field = &path.to_string();
     let mut run = |alternative: &Value| {
         let mut broken = Vec::new();
@@ -294,20 +331,6 @@ fn json_type(value: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
-}
-
-/// The type `schema` wants when `value` is not of it.
-fn type_error(schema: &Value, value: &Value) -> Option<String> {
-    if value.is_null() {
-        return None;
-    }
-    let actual = json_type(value);
-    if schema["x-kubernetes-int-or-string"] == true {
-        return (!matches!(actual, "integer" | "string")).then(|| "integer,string".to_owned());
-    }
-    let wanted = schema.get("type")?.as_str()?;
-    let fits = wanted == actual || (wanted == "number" && actual == "integer");
-    (!fits).then(|| wanted.to_owned())
 }
 
 /// A value as kube-apiserver prints it in `Invalid value: ...`.
