@@ -718,3 +718,80 @@ async fn paged_lists_are_consistent() {
     assert_eq!(rest.metadata.resource_version, at);
     sb.shutdown().await;
 }
+
+#[tokio::test]
+async fn objects_larger_than_etcd_stores_are_refused_and_nothing_changes() {
+    let (sb, client) = start().await;
+    let crds: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    let crd: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "blobs.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "blobs", "singular": "blob", "kind": "Blob"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).unwrap();
+    crds.create(&PostParams::default(), &crd).await.unwrap();
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Blob"),
+        "blobs",
+    );
+    let blobs: Api<DynamicObject> = Api::namespaced_with(client, "default", &resource);
+    let blob = |name: &str, bytes: usize| -> DynamicObject {
+        serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Blob",
+            "metadata": {"name": name}, "data": "x".repeat(bytes)}))
+        .unwrap()
+    };
+    let refused = |result: kube::Result<DynamicObject>| match result {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 500);
+            assert_eq!(status.message, "etcdserver: request is too large");
+        }
+        other => panic!("expected etcd's refusal, got {other:?}"),
+    };
+    // Under kube-apiserver's 3 MiB body limit, over etcd's 1.5 MiB. The bound is where
+    // kube-apiserver 1.20 with etcd 3.4 has it, for `kubectl create` of a Blob `<name>`
+    // holding `n` bytes of data: stored whole for n = 1,572,300; stored without its
+    // managedFields (kube-apiserver tries again without them) for n = 1,572,524; refused for
+    // one byte more.
+    let kubectl = PostParams {
+        field_manager: Some("kubectl-create".into()),
+        ..Default::default()
+    };
+    let managers = |blob: &DynamicObject| blob.metadata.managed_fields.clone().unwrap_or_default();
+    let whole = blobs
+        .create(&kubectl, &blob("m1572300", 1_572_300))
+        .await
+        .unwrap();
+    assert_eq!(managers(&whole).len(), 1);
+    let stripped = blobs
+        .create(&kubectl, &blob("b1572524", 1_572_524))
+        .await
+        .unwrap();
+    assert!(managers(&stripped).is_empty());
+    refused(blobs.create(&kubectl, &blob("b1572525", 1_572_525)).await);
+    assert!(blobs.get_opt("b1572525").await.unwrap().is_none());
+
+    let kept = blobs
+        .create(&PostParams::default(), &blob("grows", 1_000_000))
+        .await
+        .unwrap();
+    let more = json!({"more": "y".repeat(700_000)});
+    refused(
+        blobs
+            .patch("grows", &PatchParams::default(), &Patch::Merge(&more))
+            .await,
+    );
+    let after = blobs.get("grows").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        kept.metadata.resource_version
+    );
+    assert!(after.data.get("more").is_none());
+    sb.shutdown().await;
+}

@@ -93,7 +93,7 @@ impl Store {
         if opts.dry_run {
             return Ok(Deleted::Pending(new));
         }
-        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified);
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified)?;
         Ok(Deleted::Pending(stored))
     }
 }

@@ -36,7 +36,32 @@ impl State {
     }
 }
 
-/// Store an object with the next resourceVersion and emit its event.
+/// The largest request etcd takes by default (`--max-request-bytes`, 1.5 MiB). kube-apiserver
+/// passes its refusal of a larger object on as a 500 in etcd's words.
+pub const ETCD_REQUEST_LIMIT: usize = 1536 * 1024;
+
+/// What etcd's request holds besides the object (without its resourceVersion) and its key:
+/// kube-apiserver 1.20 with etcd 3.4 stores a custom resource of 1,572,735 bytes of JSON
+/// under a 44-byte key, and refuses one byte more.
+const ETCD_REQUEST_FRAMING: usize = ETCD_REQUEST_LIMIT - 1_572_735 - 44;
+
+/// The size of the etcd request that stores `ev`'s object under `key`, as kube-apiserver
+/// sends it (objects are measured as JSON, as custom resources are stored).
+fn etcd_request_bytes(ev: &Event, key: &(String, String)) -> usize {
+    let frame = r#"{"type":"","object":}"#.len() + ev.kind.as_str().len() + 1;
+    let version = r#","resourceVersion":"""#.len() + ev.rv.to_string().len();
+    let group = if ev.gr.group.is_empty() {
+        0
+    } else {
+        ev.gr.group.len() + 1
+    };
+    let path = "/registry/".len() + group + ev.gr.resource.len() + 1;
+    let path = path + if key.0.is_empty() { 0 } else { key.0.len() + 1 } + key.1.len();
+    ev.line().len().saturating_sub(frame + version) + path + ETCD_REQUEST_FRAMING
+}
+
+/// Store an object with the next resourceVersion and emit its event; an object larger than
+/// etcd stores is refused, and nothing changes.
 pub(super) fn commit(
     st: &mut State,
     tx: &broadcast::Sender<Arc<Event>>,
@@ -44,19 +69,39 @@ pub(super) fn commit(
     key: (String, String),
     mut obj: Value,
     kind: EventType,
-) -> (u64, Value) {
-    st.rv += 1;
-    let rv = st.rv;
+) -> Result<(u64, Value)> {
+    let rv = st.rv + 1;
     meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
-    let arc = Arc::new(obj);
     let previous = st
         .objects
+        .get(gr)
+        .and_then(|objects| objects.get(&key))
+        .cloned()
+        .filter(|_| kind == EventType::Modified);
+    let mut arc = Arc::new(obj);
+    let mut ev = event(gr, key.0.clone(), (arc.clone(), previous.clone()), kind, rv);
+    // The watch line is needed by every watcher anyway; it measures the object too.
+    if etcd_request_bytes(&ev, &key) > ETCD_REQUEST_LIMIT {
+        // kube-apiserver tries once more without managedFields, which can be large.
+        let mut stripped = Value::clone(&arc);
+        if meta::metadata_mut(&mut stripped)
+            .remove("managedFields")
+            .is_some()
+        {
+            arc = Arc::new(stripped);
+            ev = event(gr, key.0.clone(), (arc.clone(), previous), kind, rv);
+        }
+        if etcd_request_bytes(&ev, &key) > ETCD_REQUEST_LIMIT {
+            return Err(Error::Storage("etcdserver: request is too large".into()));
+        }
+    }
+    st.rv = rv;
+    st.objects
         .entry(gr.clone())
         .or_default()
-        .insert(key.clone(), arc.clone());
-    let previous = previous.filter(|_| kind == EventType::Modified);
-    emit(st, tx, gr, key.0, (arc.clone(), previous), kind, rv);
-    (rv, (*arc).clone())
+        .insert(key, arc.clone());
+    publish(st, tx, ev);
+    Ok((rv, (*arc).clone()))
 }
 
 pub(super) fn emit(
@@ -64,11 +109,22 @@ pub(super) fn emit(
     tx: &broadcast::Sender<Arc<Event>>,
     gr: &GroupResource,
     namespace: String,
-    (object, previous): (Arc<Value>, Option<Arc<Value>>),
+    change: (Arc<Value>, Option<Arc<Value>>),
     kind: EventType,
     rv: u64,
 ) {
-    let ev = Arc::new(Event {
+    publish(st, tx, event(gr, namespace, change, kind, rv));
+}
+
+/// The event of a change to `object` (from `previous`) at `rv`.
+fn event(
+    gr: &GroupResource,
+    namespace: String,
+    (object, previous): (Arc<Value>, Option<Arc<Value>>),
+    kind: EventType,
+    rv: u64,
+) -> Arc<Event> {
+    Arc::new(Event {
         rv,
         kind,
         gr: gr.clone(),
@@ -76,12 +132,17 @@ pub(super) fn emit(
         object,
         previous,
         line: OnceLock::new(),
-    });
-    if gr.group == crate::auth::RBAC_GROUP {
+    })
+}
+
+/// Journals `ev`, keeps it in the history and sends it to the live watches.
+fn publish(st: &mut State, tx: &broadcast::Sender<Arc<Event>>, ev: Arc<Event>) {
+    let rv = ev.rv;
+    if ev.gr.group == crate::auth::RBAC_GROUP {
         st.rbac_rv = rv;
     }
     if let Some(journal) = &st.journal
-        && journal.append(gr, &ev.line(), rv)
+        && journal.append(&ev.gr, &ev.line(), rv)
     {
         let objects = st
             .objects

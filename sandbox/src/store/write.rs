@@ -186,10 +186,10 @@ impl Store {
         if opts.dry_run {
             return Ok(obj);
         }
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, obj, EventType::Added)?;
         if is_crd(info) {
-            st.registry.apply_crd(&obj);
+            st.registry.apply_crd(&stored);
         }
-        let (_, stored) = commit(&mut st, &self.tx, &gr, key, obj, EventType::Added);
         Ok(stored)
     }
 
@@ -272,7 +272,7 @@ impl Store {
             remove_object(&mut st, &self.tx, info, &key, (*old).clone());
             return Ok(new);
         }
-        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified);
+        let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified)?;
         Ok(stored)
     }
 
