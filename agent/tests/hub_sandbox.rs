@@ -842,6 +842,72 @@ async fn a_failing_script_is_told_in_words_and_spares_the_rest() {
     env.shutdown(hub).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_too_large_to_store_is_told_and_keeps_its_last_state() {
+    let env = Env::start().await;
+    create_source(&env.mgmt, labels_source()).await;
+    env.assign("cluster-1", &["sveltos-service"]).await;
+    let hub = env.start_hub();
+    let services = env.services("cluster-1", "eng");
+    // Each Service carries 200 KB of annotation; the report collects them, base64 encoded.
+    let big = |name: &str| {
+        let mut service = service(name, &[("sveltos", "fv")], &[80]);
+        service.metadata.annotations =
+            Some(BTreeMap::from([("blob".to_owned(), "x".repeat(200_000))]));
+        service
+    };
+    let created = |name: &str| {
+        let (services, service) = (services.clone(), big(name));
+        async move {
+            services
+                .create(&PostParams::default(), &service)
+                .await
+                .unwrap();
+        }
+    };
+    created("big-0").await;
+    env.wait_matching("sveltos-service", "cluster-1", &["eng/big-0"])
+        .await;
+
+    // Seven more make a report of about 2 MB, more than etcd stores.
+    for i in 1..8 {
+        created(&format!("big-{i}")).await;
+    }
+    let message = eventually("the failure in the report's status", || async {
+        agent_failure(&env, "sveltos-service", "cluster-1")
+            .await
+            .flatten()
+    })
+    .await;
+    assert!(message.contains(" matching objects is "), "{message}");
+    assert!(
+        message.contains("more than the API server stores"),
+        "{message}"
+    );
+    assert!(message.contains("collectResources"), "{message}");
+    // The last state that fit stays (the watch may have brought a few Services at a time).
+    let report = env.report("sveltos-service", "cluster-1").await.unwrap();
+    let listed = matching(&report);
+    assert!(
+        listed.contains(&"eng/big-0".to_owned()) && listed.len() < 8,
+        "{listed:?}"
+    );
+
+    // Fewer matches fit again: written, and the failure cleared.
+    for i in 2..8 {
+        delete_service(&services, &format!("big-{i}")).await;
+    }
+    env.wait_matching("sveltos-service", "cluster-1", &["eng/big-0", "eng/big-1"])
+        .await;
+    eventually("the failure to be cleared", || async {
+        agent_failure(&env, "sveltos-service", "cluster-1")
+            .await
+            .and_then(|failure| failure.is_none().then_some(()))
+    })
+    .await;
+    env.shutdown(hub).await;
+}
+
 /// Collects the Secrets of namespace `eng`.
 fn secrets_source() -> Value {
     json!({

@@ -348,7 +348,7 @@ impl ClusterAgent {
     /// Evaluates the dirty sources whose kinds are listed; the others stay dirty.
     async fn evaluate(&mut self, sources: &Sources, dirty: &mut BTreeSet<String>) {
         let names: Vec<String> = dirty.iter().cloned().collect();
-        for name in names {
+        'sources: for name in names {
             let Some(source) = sources.get(&name).cloned() else {
                 dirty.remove(&name);
                 continue;
@@ -391,7 +391,7 @@ impl ClusterAgent {
                     tracing::warn!(cluster = %self.id, source = %name, %error, "EventSource evaluation failed");
                     Some(error.to_string())
                 }
-                Ok(evaluation) => {
+                Ok(evaluation) => 'written: {
                     metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
                     let cluster = self.destination.cluster();
                     let publication = report::publication_reusing(
@@ -410,11 +410,18 @@ impl ClusterAgent {
                         .await
                         {
                             Ok(recorded) => recorded,
+                            Err(error @ report::WriteError::TooLarge { .. }) => {
+                                metrics.report_written(false);
+                                tracing::warn!(cluster = %self.id, source = %name, %error, "EventReport too large to write");
+                                // Said on the EventSource and the report; written again when
+                                // what matches changes.
+                                break 'written Some(error.to_string());
+                            }
                             Err(error) => {
                                 metrics.report_written(false);
                                 tracing::warn!(cluster = %self.id, source = %name, %error, "cannot write EventReport; will retry");
                                 dirty.insert(name.clone());
-                                continue;
+                                continue 'sources;
                             }
                         };
                         metrics.report_written(true);

@@ -226,6 +226,34 @@ pub fn name_cluster(spec: &mut EventReportSpec, cluster: Option<&ClusterId>) {
     spec.cluster_type = cluster.map(|c| c.cluster_type).unwrap_or_default();
 }
 
+/// Why a report was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The API server refused the write or could not be reached.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// The report is larger than the API server stores: retrying cannot help until fewer
+    /// objects match.
+    #[error(
+        "the EventReport of {matching} matching objects is {bytes} bytes, more than the API \
+         server stores (etcd takes 1.5 MiB by default), so it still says what it said last; \
+         match fewer objects, or set collectResources to false"
+    )]
+    TooLarge {
+        /// Objects the report lists.
+        matching: usize,
+        /// Its size as JSON.
+        bytes: usize,
+    },
+}
+
+/// Whether the API server refused a write for its size: etcd's words through kube-apiserver
+/// (a 500), or kube-apiserver's own limit on a request's body (a 413).
+fn too_large(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status)
+        if status.code == 413 || status.message.contains("request is too large"))
+}
+
 /// Writes (server-side apply) `publication`: its companion Secret first, so the report never
 /// names data the manager cannot find, then the report. `previous` is what this process wrote
 /// last (`None`: nothing yet); a companion no longer needed is deleted after the report.
@@ -234,7 +262,7 @@ pub async fn write(
     destination: &Destination,
     publication: &Publication,
     previous: Option<&Publication>,
-) -> kube::Result<Option<String>> {
+) -> Result<Option<String>, WriteError> {
     let spec = &publication.spec;
     let name = destination.report_name(&spec.event_source_name);
     let namespace = destination.namespace();
@@ -293,7 +321,16 @@ pub async fn write(
     let mut body = serde_json::to_value(&report).map_err(kube::Error::SerdeError)?;
     typed(&mut body, "lib.projectsveltos.io/v1beta1", "EventReport");
     let api: Api<EventReport> = Api::namespaced(client.clone(), namespace);
-    let written = api.patch(&name, &params, &Patch::Apply(&body)).await?;
+    let written = match api.patch(&name, &params, &Patch::Apply(&body)).await {
+        Ok(written) => written,
+        Err(error) if too_large(&error) => {
+            return Err(WriteError::TooLarge {
+                matching: spec.matching_resources.len(),
+                bytes: serde_json::to_vec(&body).map_or(0, |b| b.len()),
+            });
+        }
+        Err(error) => return Err(error.into()),
+    };
     if digest.is_none() && previous.is_none_or(|p| !p.sealed.is_empty()) {
         delete_companion(client, namespace, &name).await?;
     }
