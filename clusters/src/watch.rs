@@ -104,7 +104,9 @@ where
 /// A reflector over `api` (all namespaces or one) and the watcher's events, each passed on
 /// once the store applied it; watch failures are logged and retried with a backoff. A list's
 /// objects reach the store only at its `InitDone` (kube-runtime buffers them until then),
-/// which is when an index kept from these events is made anew.
+/// which is when an index kept from these events is made anew. Objects are kept without
+/// their managedFields, which no controller reads and which can outweigh the rest of an
+/// object.
 pub fn events<K>(
     api: Api<K>,
     config: watcher::Config,
@@ -116,7 +118,10 @@ where
     K: Watched,
 {
     let (store, writer) = reflector::store();
-    let stream = reflector::reflector(writer, watcher(api, config).default_backoff()).filter_map(
+    let watched = watcher(api, config)
+        .default_backoff()
+        .modify(|object| object.meta_mut().managed_fields = None);
+    let stream = reflector::reflector(writer, watched).filter_map(
         |result| async move {
             match result {
                 Ok(event) => Some(event),
