@@ -771,6 +771,16 @@ async fn agent_failure(env: &Env, source: &str, cluster: &str) -> Option<Option<
     Some(report.status.and_then(|s| s.agent_failure_message))
 }
 
+/// Waits until the report of `source` for `cluster` exists and carries no failure.
+async fn wait_failure_cleared(env: &Env, source: &str, cluster: &str) {
+    eventually("the failure to be cleared", || async {
+        agent_failure(env, source, cluster)
+            .await
+            .and_then(|failure| failure.is_none().then_some(()))
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_script_is_told_in_words_and_spares_the_rest() {
     let env = Env::start().await;
@@ -833,12 +843,7 @@ async fn a_failing_script_is_told_in_words_and_spares_the_rest() {
     .await;
     env.wait_matching("strict", "cluster-1", &["eng/bad", "eng/good"])
         .await;
-    eventually("the failure to be cleared", || async {
-        agent_failure(&env, "strict", "cluster-1")
-            .await
-            .and_then(|failure| failure.is_none().then_some(()))
-    })
-    .await;
+    wait_failure_cleared(&env, "strict", "cluster-1").await;
     env.shutdown(hub).await;
 }
 
@@ -899,12 +904,7 @@ async fn a_report_too_large_to_store_is_told_and_keeps_its_last_state() {
     }
     env.wait_matching("sveltos-service", "cluster-1", &["eng/big-0", "eng/big-1"])
         .await;
-    eventually("the failure to be cleared", || async {
-        agent_failure(&env, "sveltos-service", "cluster-1")
-            .await
-            .and_then(|failure| failure.is_none().then_some(()))
-    })
-    .await;
+    wait_failure_cleared(&env, "sveltos-service", "cluster-1").await;
     env.shutdown(hub).await;
 }
 

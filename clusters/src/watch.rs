@@ -121,17 +121,15 @@ where
     let watched = watcher(api, config)
         .default_backoff()
         .modify(|object| object.meta_mut().managed_fields = None);
-    let stream = reflector::reflector(writer, watched).filter_map(
-        |result| async move {
-            match result {
-                Ok(event) => Some(event),
-                Err(error) => {
-                    tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
-                    None
-                }
+    let stream = reflector::reflector(writer, watched).filter_map(|result| async move {
+        match result {
+            Ok(event) => Some(event),
+            Err(error) => {
+                tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
+                None
             }
-        },
-    );
+        }
+    });
     (store, stream)
 }
 

@@ -353,25 +353,47 @@ async fn garbage_collection_policies() {
     sb.shutdown().await;
 }
 
-#[tokio::test]
-async fn crd_registration_status_subresource_and_discovery() {
-    let (sb, client) = start().await;
-    let crds: Api<DynamicObject> = Api::all_with(
+/// Creates the CRD of `(plural, singular, kind)` in `example.com`, v1, namespaced, schema-less
+/// (its objects keep every field), with a status subresource when `status`.
+async fn create_crd(
+    client: &kube::Client,
+    (plural, singular, kind): (&str, &str, &str),
+    status: bool,
+) -> DynamicObject {
+    let subresources = if status {
+        json!({"status": {}})
+    } else {
+        json!({})
+    };
+    let crd: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.example.com")},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": plural, "singular": singular, "kind": kind},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "subresources": subresources,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).unwrap();
+    crds(client)
+        .create(&PostParams::default(), &crd)
+        .await
+        .unwrap()
+}
+
+/// The CustomResourceDefinitions of `client`'s cluster.
+fn crds(client: &kube::Client) -> Api<DynamicObject> {
+    Api::all_with(
         client.clone(),
         &ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
             "customresourcedefinitions",
         ),
-    );
-    let crd: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                 "versions": [{"name": "v1", "served": true, "storage": true,
-                               "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).unwrap();
-    let created = crds.create(&PostParams::default(), &crd).await.unwrap();
+    )
+}
+
+#[tokio::test]
+async fn crd_registration_status_subresource_and_discovery() {
+    let (sb, client) = start().await;
+    let created = create_crd(&client, ("widgets", "widget", "Widget"), true).await;
     let conds = created.data["status"]["conditions"]
         .as_array()
         .unwrap()
@@ -397,7 +419,7 @@ async fn crd_registration_status_subresource_and_discovery() {
             .is_some()
     );
 
-    let widgets: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
+    let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
     let w: DynamicObject =
         serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget",
         "metadata": {"name": "w"}, "spec": {"size": 1}, "status": {"ready": true}}))
@@ -438,7 +460,8 @@ async fn crd_registration_status_subresource_and_discovery() {
         matches!(err, kube::Error::Api(ref s) if s.code == 415),
         "{err:?}"
     );
-    crds.delete("widgets.example.com", &DeleteParams::default())
+    crds(&client)
+        .delete("widgets.example.com", &DeleteParams::default())
         .await
         .unwrap();
     assert!(widgets.list(&ListParams::default()).await.is_err());
@@ -722,21 +745,7 @@ async fn paged_lists_are_consistent() {
 #[tokio::test]
 async fn objects_larger_than_etcd_stores_are_refused_and_nothing_changes() {
     let (sb, client) = start().await;
-    let crds: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
-    let crd: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "blobs.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-                 "names": {"plural": "blobs", "singular": "blob", "kind": "Blob"},
-                 "versions": [{"name": "v1", "served": true, "storage": true,
-                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).unwrap();
-    crds.create(&PostParams::default(), &crd).await.unwrap();
+    create_crd(&client, ("blobs", "blob", "Blob"), false).await;
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("example.com", "v1", "Blob"),
         "blobs",
