@@ -73,8 +73,11 @@ pub fn start_bare(clusters: usize) -> Sandbox {
 }
 
 fn start_with(clusters: usize, flags: &[&str]) -> Sandbox {
+    // One folder per sandbox: tests run as threads of one process share its id.
+    static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nth = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
-        "sbx-e2e-{}-{clusters}{}",
+        "sbx-e2e-{}-{nth}-{clusters}{}",
         std::process::id(),
         flags.concat()
     ));
