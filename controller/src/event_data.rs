@@ -30,8 +30,10 @@ pub struct SingleEvent<'a> {
 /// A collected object and the digest of the document it was decoded from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Collected {
-    /// The object.
-    pub object: Arc<Value>,
+    /// The object as JSON, checked when decoded. It is parsed again only where a template
+    /// needs it: parsed, an object weighs several times its text, and a fleet's reports
+    /// collect a great many.
+    document: Arc<str>,
     /// Its reference (apiVersion, kind, namespace, name, uid, resourceVersion).
     pub reference: Arc<ObjectReference>,
     /// Digest of its content.
@@ -44,14 +46,20 @@ impl Collected {
         Collected {
             digest: digest_value(&object),
             reference: Arc::new(reference_of(&object)),
-            object: Arc::new(object),
+            document: Arc::from(object.to_string()),
         }
+    }
+
+    /// The object.
+    pub fn object(&self) -> Value {
+        // Parsed once already when decoded, so this parse does not fail.
+        serde_json::from_str(&self.document).unwrap_or(Value::Null)
     }
 }
 
-/// Collected objects decoded by earlier plans, with their references, by digest of their
-/// document.
-pub type DocumentMemo = Memo<(Arc<Value>, Arc<ObjectReference>)>;
+/// Collected objects decoded by earlier plans (checked JSON) with their references, by digest
+/// of their document.
+pub type DocumentMemo = Memo<(Arc<str>, Arc<ObjectReference>)>;
 
 /// The events of one report, decoded.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -103,18 +111,22 @@ impl ReportEvents {
                         None => digest(document),
                         Some(removed) => digest(&(document, &removed.0[..])),
                     };
-                    let (object, reference) = documents.get_or_try(key, || {
+                    let (text, reference) = documents.get_or_try(key, || {
                         let mut object = decode(document, "a collected resource")?;
-                        if let Some(removed) = removed {
-                            let removed =
-                                decode(&removed.0, "the secret data of a collected Secret")?;
-                            secret_data::unseal(&mut object, &removed);
-                        }
-                        let reference = Arc::new(reference_of(&object));
-                        Ok((Arc::new(object), reference))
+                        let text = match removed {
+                            Some(removed) => {
+                                let removed =
+                                    decode(&removed.0, "the secret data of a collected Secret")?;
+                                secret_data::unseal(&mut object, &removed);
+                                Arc::from(object.to_string())
+                            }
+                            // Valid JSON is valid UTF-8.
+                            None => Arc::from(String::from_utf8_lossy(document)),
+                        };
+                        Ok((text, Arc::new(reference_of(&object))))
                     })?;
                     Ok(Collected {
-                        object,
+                        document: text,
                         reference,
                         digest: key,
                     })
@@ -203,9 +215,7 @@ pub fn single_event_data(cluster: &Value, event: &SingleEvent<'_>) -> Value {
     );
     data.insert(
         "Resource".into(),
-        event
-            .resource
-            .map_or(Value::Null, |c| Value::clone(&c.object)),
+        event.resource.map_or(Value::Null, Collected::object),
     );
     data.insert("CloudEvent".into(), Value::Null);
     Value::Object(data)
@@ -226,7 +236,7 @@ pub fn all_events_data(cluster: &Value, events: &ReportEvents) -> Value {
     json!({
         "Cluster": cluster,
         "MatchingResources": events.matching_resources.iter().map(go_object_reference).collect::<Vec<_>>(),
-        "Resources": events.resources.iter().map(|c| Value::clone(&c.object)).collect::<Vec<_>>(),
+        "Resources": events.resources.iter().map(Collected::object).collect::<Vec<_>>(),
         "CloudEvents": events.cloud_events,
     })
 }
@@ -283,10 +293,13 @@ mod tests {
         let events =
             ReportEvents::from_report(&report(&[service("a", 443), service("b", 80)])).unwrap();
         assert_eq!(events.resources.len(), 2);
-        assert!(events.resources[0].object["spec"]["ports"][0]["port"].is_i64());
+        assert!(events.resources[0].object()["spec"]["ports"][0]["port"].is_i64());
         let singles = events.singles();
         assert_eq!(singles[1].matching_resource.name.as_deref(), Some("b"));
-        assert_eq!(singles[1].resource.unwrap().object["metadata"]["name"], "b");
+        assert_eq!(
+            singles[1].resource.unwrap().object()["metadata"]["name"],
+            "b"
+        );
     }
 
     #[test]
