@@ -63,6 +63,9 @@ pub enum Error {
         /// The token going on at the latest resourceVersion.
         token: String,
     },
+    /// 413 RequestEntityTooLarge: a request body over kube-apiserver's 3 MiB.
+    #[error("Request entity too large: limit is {0}")]
+    EntityTooLarge(usize),
     /// 429 TooManyRequests: the server sheds load; try again after a second.
     #[error("{0}")]
     TooManyRequests(String),
@@ -163,6 +166,7 @@ impl Error {
             Error::UnsupportedMediaType(_) => 415,
             Error::Expired(_) | Error::ContinueExpired { .. } => 410,
             Error::TooLargeResourceVersion { .. } => 504,
+            Error::EntityTooLarge(_) => 413,
             Error::TooManyRequests(_) => 429,
             Error::Unavailable(_) => 503,
             Error::Internal(_)
@@ -189,6 +193,7 @@ impl Error {
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Error::Expired(_) | Error::ContinueExpired { .. } => "Expired",
             Error::TooLargeResourceVersion { .. } => "Timeout",
+            Error::EntityTooLarge(_) => "RequestEntityTooLarge",
             Error::TooManyRequests(_) => "TooManyRequests",
             Error::Unavailable(_) => "ServiceUnavailable",
             Error::Internal(_)

@@ -786,6 +786,24 @@ async fn objects_larger_than_etcd_stores_are_refused_and_nothing_changes() {
     refused(blobs.create(&kubectl, &blob("b1572525", 1_572_525)).await);
     assert!(blobs.get_opt("b1572525").await.unwrap().is_none());
 
+    // A body over kube-apiserver's 3 MiB is refused before it is read, as there.
+    match blobs
+        .create(&PostParams::default(), &blob("huge", 3_200_000))
+        .await
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(
+                (status.code, status.reason.as_str(), status.message.as_str()),
+                (
+                    413,
+                    "RequestEntityTooLarge",
+                    "Request entity too large: limit is 3145728"
+                )
+            );
+        }
+        other => panic!("expected a 413, got {other:?}"),
+    }
+
     let kept = blobs
         .create(&PostParams::default(), &blob("grows", 1_000_000))
         .await

@@ -111,11 +111,17 @@ async fn handle(State(store): State<Arc<Store>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,
-        Err(_) => {
-            return response::error(
-                &Error::BadRequest("request body too large or unreadable".into()),
-                None,
-            );
+        Err(error) => {
+            let too_large = error
+                .into_inner()
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            let error = if too_large {
+                Error::EntityTooLarge(MAX_BODY)
+            } else {
+                Error::BadRequest("request body unreadable".into())
+            };
+            return response::error(&error, None);
         }
     };
     let segments: Vec<String> = parts
