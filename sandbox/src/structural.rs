@@ -71,7 +71,8 @@ impl<'s> Keywords<'s> {
         found
     }
 
-    /// The schema of member `name` of the objects this node describes.
+    /// The schema of member `name` of the objects this node describes: its property, or the
+    /// additionalProperties schema.
     fn field(&self, name: &str) -> Option<&'s Value> {
         self.properties
             .and_then(|p| p.get(name))
@@ -106,7 +107,7 @@ fn walk(schema: &Value, value: &mut Value, resource: bool, path: Path, pruned: &
     let keywords = Keywords::of(schema);
     let resource = resource || keywords.embedded;
     match value {
-        Value::Object(fields) => object(schema, &keywords, fields, resource, path, pruned),
+        Value::Object(fields) => object(&keywords, fields, resource, path, pruned),
         Value::Array(items) => {
             if let Some(items_schema) = keywords.items {
                 for (index, item) in items.iter_mut().enumerate() {
@@ -128,7 +129,6 @@ pub fn joined(path: &str, name: &str) -> String {
 }
 
 fn object(
-    schema: &Value,
     keywords: &Keywords,
     fields: &mut Map<String, Value>,
     resource: bool,
@@ -155,7 +155,7 @@ fn object(
     }
     // A null the schema does not allow is as good as absent (and so gets the default).
     fields.retain(|name, value| {
-        kept(name) || !value.is_null() || field_schema(schema, name).is_some_and(nullable)
+        kept(name) || !value.is_null() || keywords.field(name).is_some_and(nullable)
     });
     if let Some(properties) = properties {
         for (name, property) in properties {
@@ -489,14 +489,6 @@ fn multiple_of(n: f64, factor: f64) -> bool {
         n / factor
     };
     quotient == quotient.trunc()
-}
-
-/// The schema of field `name` of an object: its property, or the additionalProperties schema.
-fn field_schema<'s>(schema: &'s Value, name: &str) -> Option<&'s Value> {
-    schema
-        .get("properties")
-        .and_then(|p| p.get(name))
-        .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()))
 }
 
 fn nullable(schema: &Value) -> bool {
