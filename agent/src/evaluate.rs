@@ -1,14 +1,15 @@
 //! One EventSource over a set of objects: selection, per-object Lua, aggregated selection.
 
-use std::borrow::Borrow;
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use api::v1beta1::{EventSource, ResourceSelector};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::runtime::LuaRuntime;
-use crate::select::{identity, rejection, rejection_of_any};
+use crate::select::{Facts, identity, rejection, rejection_of_any};
 use crate::verdict::{Verdict, evaluate_aggregated, evaluate_object};
 
 /// What happened to one input object.
@@ -22,8 +23,8 @@ pub struct Outcome {
     pub message: String,
 }
 
-/// The result of evaluating an EventSource over objects held as `V` (`Value`, or an
-/// `Arc<Value>` the agent's caches share: matching objects are then not copied).
+/// The result of evaluating an EventSource over objects held as `V` (a `Value`, or an
+/// [`Object`] the agent's caches share: matching objects are then not copied).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluation<V = Value> {
     /// One outcome per input object, in input order.
@@ -33,24 +34,48 @@ pub struct Evaluation<V = Value> {
     pub matching: Vec<V>,
 }
 
-/// How the evaluation holds objects: a JSON value, shared or owned.
-pub trait Object: Borrow<Value> + Clone + From<Value> {}
+/// An object as the evaluation reads it: its [`Facts`] for selection, the whole of it only
+/// for a script or a report. A `Value` (owned or shared) is read in place; the agent's caches
+/// keep objects as text ([`crate::kept::Kept`]) and parse one only when it is read whole.
+pub trait Object: Clone {
+    /// What selection reads.
+    fn facts(&self) -> Cow<'_, Facts>;
+    /// The whole object (an error when kept text does not parse back).
+    fn value(&self) -> std::result::Result<Cow<'_, Value>, String>;
+    /// An object an `aggregatedSelection` script returned.
+    fn from_value(value: Value) -> Self;
+    /// The object as compact JSON text, when it is kept so.
+    fn text(&self) -> Option<Arc<str>> {
+        None
+    }
+}
 
-impl<V: Borrow<Value> + Clone + From<Value>> Object for V {}
+impl Object for Value {
+    fn facts(&self) -> Cow<'_, Facts> {
+        Cow::Owned(Facts::of(self))
+    }
+    fn value(&self) -> std::result::Result<Cow<'_, Value>, String> {
+        Ok(Cow::Borrowed(self))
+    }
+    fn from_value(value: Value) -> Self {
+        value
+    }
+}
+
+impl Object for Arc<Value> {
+    fn facts(&self) -> Cow<'_, Facts> {
+        Cow::Owned(Facts::of(self))
+    }
+    fn value(&self) -> std::result::Result<Cow<'_, Value>, String> {
+        Ok(Cow::Borrowed(self))
+    }
+    fn from_value(value: Value) -> Self {
+        Arc::new(value)
+    }
+}
 
 fn name(source: &EventSource) -> String {
     source.metadata.name.clone().unwrap_or_default()
-}
-
-/// `Kind namespace/name` (or `Kind name`) of an object, for messages.
-fn describe(object: &Value) -> String {
-    let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
-    let kind = text("/kind").unwrap_or("object");
-    let name = text("/metadata/name").unwrap_or("<unnamed>");
-    match text("/metadata/namespace").filter(|n| !n.is_empty()) {
-        Some(namespace) => format!("{kind} {namespace}/{name}"),
-        None => format!("{kind} {name}"),
-    }
 }
 
 fn error(source: &EventSource, place: String, message: String) -> Error {
@@ -161,7 +186,7 @@ pub fn evaluate_fixtures<V: Object>(
 }
 
 /// Why a selector does not select an object ([`rejection`] or [`rejection_of_any`]).
-type Rejection = fn(&ResourceSelector, &Value) -> std::result::Result<Option<String>, String>;
+type Rejection = fn(&ResourceSelector, &Facts) -> std::result::Result<Option<String>, String>;
 
 fn evaluate_with<V: Object>(
     runtime: &LuaRuntime,
@@ -192,8 +217,8 @@ fn evaluate_with<V: Object>(
             )
         };
         for (i, object) in objects.iter().enumerate() {
-            let object = object.borrow();
-            let reason = rejection(selector, object).map_err(|m| Error::Selector {
+            let facts = object.facts();
+            let reason = rejection(selector, &facts).map_err(|m| Error::Selector {
                 event_source: name(source),
                 message: m,
             })?;
@@ -210,13 +235,19 @@ fn evaluate_with<V: Object>(
             let matching = match &script {
                 None => true,
                 Some(script) => {
-                    let key = version_key(object).map(|(uid, version)| (s, uid, version));
+                    let key = facts
+                        .version
+                        .as_ref()
+                        .map(|(uid, version)| (s, uid.clone(), version.clone()));
                     let known = key.as_ref().and_then(|k| previous.remove(k));
                     let verdict = match known {
                         Some(verdict) => verdict,
-                        None => evaluate_object(runtime, script, object).map_err(|m| {
-                            error(source, format!("{place} of {}", describe(object)), m)
-                        })?,
+                        None => object
+                            .value()
+                            .and_then(|value| evaluate_object(runtime, script, &value))
+                            .map_err(|m| {
+                                error(source, format!("{place} of {}", facts.describe()), m)
+                            })?,
                     };
                     if let Some(key) = key {
                         cache.verdicts.insert(key, verdict.clone());
@@ -240,16 +271,20 @@ fn evaluate_with<V: Object>(
         let script = runtime
             .script(&place, &source.spec.aggregated_selection)
             .map_err(|m| error(source, place.clone(), m))?;
-        let out = evaluate_aggregated(runtime, &script, &matching)
+        let out = matching
+            .iter()
+            .map(Object::value)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .and_then(|values| evaluate_aggregated(runtime, &script, &values))
             .map_err(|m| error(source, place, m))?;
         let chosen: std::collections::HashSet<_> = out.resources.iter().map(identity).collect();
         for (outcome, object) in outcomes.iter_mut().zip(objects) {
-            outcome.matching = outcome.matching && chosen.contains(&identity(object.borrow()));
+            outcome.matching = outcome.matching && chosen.contains(&object.facts().identity());
             if outcome.selected && !out.message.is_empty() {
                 outcome.message.clone_from(&out.message);
             }
         }
-        matching = out.resources.into_iter().map(V::from).collect();
+        matching = out.resources.into_iter().map(V::from_value).collect();
     }
     Ok(Evaluation { outcomes, matching })
 }

@@ -10,6 +10,7 @@ pub mod files;
 pub mod fixtures;
 mod helpers;
 pub mod hub;
+pub mod kept;
 mod lazy;
 pub mod observe;
 pub mod printed;

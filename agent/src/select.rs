@@ -74,6 +74,90 @@ pub fn is_deleting(object: &Value) -> bool {
         .is_some_and(|v| !v.is_null() && v != "")
 }
 
+/// What selection reads of an object, taken once: its type, place, labels, whether it is
+/// being deleted, and its uid and resourceVersion (what verdicts and documents are kept by).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace` (empty for cluster-scoped objects).
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.labels` (non-string values are ignored).
+    pub labels: BTreeMap<String, String>,
+    /// Whether `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// `(uid, resourceVersion)`, when the object has both.
+    pub version: Option<(String, String)>,
+}
+
+impl Facts {
+    /// The facts of `object`.
+    pub fn of(object: &Value) -> Facts {
+        let text = |field: &str| metadata_str(object, field).to_owned();
+        let version = crate::evaluate::version_key(object);
+        Facts {
+            api_version: object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            kind: gvk(object).2.to_owned(),
+            namespace: text("namespace"),
+            name: text("name"),
+            labels: labels(object),
+            deleting: is_deleting(object),
+            version,
+        }
+    }
+
+    /// `(group, version, kind)`.
+    pub fn gvk(&self) -> (&str, &str, &str) {
+        let (group, version) = self
+            .api_version
+            .rsplit_once('/')
+            .unwrap_or(("", &self.api_version));
+        (group, version, &self.kind)
+    }
+
+    /// `Kind namespace/name` (or `Kind name`), for messages.
+    pub fn describe(&self) -> String {
+        let kind = if self.kind.is_empty() {
+            "object"
+        } else {
+            &self.kind
+        };
+        let name = if self.name.is_empty() {
+            "<unnamed>"
+        } else {
+            &self.name
+        };
+        if self.namespace.is_empty() {
+            format!("{kind} {name}")
+        } else {
+            format!("{kind} {}/{name}", self.namespace)
+        }
+    }
+
+    /// What [`identity`] says of the object.
+    pub fn identity(&self) -> (String, String, String, String) {
+        (
+            self.api_version.clone(),
+            self.kind.clone(),
+            self.namespace.clone(),
+            self.name.clone(),
+        )
+    }
+
+    /// Whether the object is a core Secret (whose data a report never carries).
+    pub fn is_secret(&self) -> bool {
+        self.api_version == "v1" && self.kind == "Secret"
+    }
+}
+
 /// Whether one label filter accepts the labels.
 pub fn filter_accepts(filter: &LabelFilter, labels: &BTreeMap<String, String>) -> bool {
     let value = labels.get(&filter.key);
@@ -87,7 +171,7 @@ pub fn filter_accepts(filter: &LabelFilter, labels: &BTreeMap<String, String>) -
 
 /// Why the selector does not select the object, or `None` when it does (before any Lua). An
 /// object being deleted is never selected, as sveltos-agent skips it in a cluster.
-pub fn rejection(selector: &ResourceSelector, object: &Value) -> Result<Option<String>, String> {
+pub fn rejection(selector: &ResourceSelector, object: &Facts) -> Result<Option<String>, String> {
     select(selector, object, false)
 }
 
@@ -95,18 +179,17 @@ pub fn rejection(selector: &ResourceSelector, object: &Value) -> Result<Option<S
 /// Sveltos' fixture harness checks: its scripts look at `metadata.deletionTimestamp`).
 pub fn rejection_of_any(
     selector: &ResourceSelector,
-    object: &Value,
+    object: &Facts,
 ) -> Result<Option<String>, String> {
     select(selector, object, true)
 }
 
 fn select(
     selector: &ResourceSelector,
-    object: &Value,
+    object: &Facts,
     deleting_too: bool,
 ) -> Result<Option<String>, String> {
-    let (group, version, kind) = gvk(object);
-    if (group, version, kind)
+    if object.gvk()
         != (
             selector.group.as_str(),
             selector.version.as_str(),
@@ -115,20 +198,20 @@ fn select(
     {
         return Ok(Some("group/version/kind differs".into()));
     }
-    if !selector.namespace.is_empty() && metadata_str(object, "namespace") != selector.namespace {
+    if !selector.namespace.is_empty() && object.namespace != selector.namespace {
         return Ok(Some(format!("not in namespace {}", selector.namespace)));
     }
-    if !selector.name.is_empty() && metadata_str(object, "name") != selector.name {
+    if !selector.name.is_empty() && object.name != selector.name {
         return Ok(Some(format!("name is not {}", selector.name)));
     }
-    if !deleting_too && is_deleting(object) {
+    if !deleting_too && object.deleting {
         return Ok(Some("being deleted".into()));
     }
-    let labels = labels(object);
+    let labels = &object.labels;
     if let Some(filter) = selector
         .label_filters
         .iter()
-        .find(|f| !filter_accepts(f, &labels))
+        .find(|f| !filter_accepts(f, labels))
     {
         return Ok(Some(format!(
             "label filter {} {:?} {} fails",
@@ -136,7 +219,7 @@ fn select(
         )));
     }
     if let Some(label_selector) = &selector.selector
-        && !api::selector::matches(label_selector, &labels).map_err(|e| e.to_string())?
+        && !api::selector::matches(label_selector, labels).map_err(|e| e.to_string())?
     {
         return Ok(Some("label selector does not match".into()));
     }

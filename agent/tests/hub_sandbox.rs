@@ -1050,7 +1050,7 @@ async fn a_watch_ahead_of_its_loop_waits_and_loses_no_change() {
     let client = env.managed[MANAGED[0]].clone();
     let gvk = GroupVersionKind::gvk("", "v1", "ConfigMap");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "configmaps");
-    let (events, mut incoming) = event_queue();
+    let (events, mut incoming) = event_queue::<sveltos_events_agent::kept::Kept>();
     let task = watch_kind(client.clone(), gvk, resource, events);
     let listed = incoming.recv().await.unwrap();
     assert!(matches!(listed, KindEvent::Listed(..)), "{listed:?}");

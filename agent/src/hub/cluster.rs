@@ -10,12 +10,12 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{ApiResource, GroupVersionKind};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource};
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::evaluate::{VerdictCache, evaluate_event_source_cached};
 use crate::hub::report::{self, ClusterId, Destination};
+use crate::kept::Kept;
 use clusters::objects::{KindEvent, ObjectKey, event_queue, watch_kind};
 
 /// Delay before sources that could not be evaluated or reported are tried again.
@@ -28,7 +28,7 @@ pub type Sources = BTreeMap<String, Arc<EventSource>>;
 enum Kind {
     /// Served: watched; `objects` is `None` until the first list arrived.
     Watched {
-        objects: Option<BTreeMap<ObjectKey, Arc<Value>>>,
+        objects: Option<BTreeMap<ObjectKey, Kept>>,
         task: JoinHandle<()>,
     },
     /// Not served by the cluster: selects nothing; resolved again when CRDs change.
@@ -71,7 +71,7 @@ struct SourceState {
     version: String,
     verdicts: VerdictCache,
     /// The report last written (None: not written by this process yet).
-    written: Option<report::Publication>,
+    written: Option<report::Written>,
     /// The collected objects' documents in the last publication.
     documents: report::Documents,
     /// The failure last recorded in the report's status.
@@ -141,7 +141,7 @@ pub struct ClusterAgent {
     recorder: Recorder,
     kinds: HashMap<GroupVersionKind, Kind>,
     states: BTreeMap<String, SourceState>,
-    events: mpsc::Sender<KindEvent>,
+    events: mpsc::Sender<KindEvent<Kept>>,
     crds: Option<JoinHandle<()>>,
 }
 
@@ -221,7 +221,7 @@ impl ClusterAgent {
     }
 
     /// Records a watch event; returns the kind it concerns.
-    fn apply(&mut self, event: KindEvent) -> GroupVersionKind {
+    fn apply(&mut self, event: KindEvent<Kept>) -> GroupVersionKind {
         let gvk = match &event {
             KindEvent::Listed(gvk, _)
             | KindEvent::Applied(gvk, ..)
@@ -330,7 +330,7 @@ impl ClusterAgent {
     }
 
     /// The objects `source` selects from, or `None` while one of its kinds is still listing.
-    fn objects(&self, source: &EventSource) -> Option<Vec<Arc<Value>>> {
+    fn objects(&self, source: &EventSource) -> Option<Vec<Kept>> {
         let mut all = Vec::new();
         for gvk in gvks(source) {
             match self.kinds.get(&gvk) {
@@ -394,13 +394,17 @@ impl ClusterAgent {
                 Ok(evaluation) => 'written: {
                     metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
                     let cluster = self.destination.cluster();
-                    let publication = report::publication_reusing(
+                    let publication = match report::publication_reusing(
                         cluster,
                         &source,
                         &evaluation.matching,
                         &mut state.documents,
-                    );
-                    if state.written.as_ref() != Some(&publication) {
+                    ) {
+                        Ok(publication) => publication,
+                        Err(error) => break 'written Some(error),
+                    };
+                    let written = publication.written();
+                    if state.written.as_ref() != Some(&written) {
                         let previous = state.written.as_ref();
                         let recorded = match report::write(
                             &self.destination,
@@ -430,7 +434,7 @@ impl ClusterAgent {
                             state.recorded = recorded.map_or(Recorded::Clear, Recorded::Failed);
                         }
                         tracing::debug!(cluster = %self.id, source = %name, matching = publication.spec.matching_resources.len(), "EventReport written");
-                        state.written = Some(publication);
+                        state.written = Some(written);
                     }
                     None
                 }

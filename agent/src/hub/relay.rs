@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::hub::cluster::Sources;
-use crate::hub::report::{self, ClusterId, Destination, FIELD_MANAGER, Publication};
+use crate::hub::report::{self, ClusterId, Destination, FIELD_MANAGER, Publication, Written};
 
 /// Delay before a failed copy or relay is tried again.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -97,7 +97,7 @@ struct Relayed {
     /// Whether copies that are no longer wanted may remain in the cluster.
     copies_unswept: bool,
     /// Reports last relayed into the management cluster, by EventSource.
-    reports: BTreeMap<String, Publication>,
+    reports: BTreeMap<String, Written>,
 }
 
 /// Keeps the copies and the relayed reports of spoke cluster `id` (reached through
@@ -275,11 +275,12 @@ async fn relay_reports(
             done = false;
             continue;
         };
+        let written = publication.written();
         let previous = relayed.reports.get(name);
-        if previous != Some(&publication) {
+        if previous != Some(&written) {
             match report::write(hub, &publication, previous).await {
                 Ok(_) => {
-                    relayed.reports.insert(name.clone(), publication);
+                    relayed.reports.insert(name.clone(), written);
                 }
                 Err(error) => {
                     tracing::warn!(%cluster, source = %name, %error, "cannot relay EventReport");

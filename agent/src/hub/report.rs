@@ -2,7 +2,6 @@
 //! and labels: into the management cluster (hub mode) or into the evaluated cluster itself
 //! (spoke mode, as Sveltos' in-cluster agent does).
 
-use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -20,6 +19,10 @@ use k8s_openapi::api::core::v1::{ObjectReference, Secret};
 use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+use crate::evaluate::Object;
+use crate::select::Facts;
 
 /// Field manager of the agent's writes.
 pub const FIELD_MANAGER: &str = "sveltos-events-agent";
@@ -98,14 +101,15 @@ impl Destination {
     }
 }
 
-/// The reference a report gives one matching object.
-fn reference(object: &Value) -> ObjectReference {
-    let text = |path: &[&str]| api::fields::text(object, path).map(str::to_owned);
+/// The reference a report gives one matching object (empty fields left out, as Sveltos'
+/// `omitempty` leaves them).
+fn reference(object: &Facts) -> ObjectReference {
+    let given = |field: &String| Some(field.clone()).filter(|f| !f.is_empty());
     ObjectReference {
-        api_version: text(&["apiVersion"]),
-        kind: text(&["kind"]),
-        namespace: text(&["metadata", "namespace"]).filter(|n| !n.is_empty()),
-        name: text(&["metadata", "name"]),
+        api_version: given(&object.api_version),
+        kind: given(&object.kind),
+        namespace: given(&object.namespace),
+        name: given(&object.name),
         ..Default::default()
     }
 }
@@ -120,22 +124,67 @@ pub struct Publication {
     pub sealed: BTreeMap<String, Vec<u8>>,
 }
 
+/// What a writer remembers of a publication it wrote: enough to tell whether the next one
+/// differs and whether a companion Secret may exist, without keeping the report's bytes (a
+/// hub keeps one per cluster and EventSource).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// SHA-256 of the spec as JSON and of the sealed data.
+    digest: [u8; 32],
+    /// Whether the publication had a companion Secret.
+    companion: bool,
+}
+
+/// Feeds what is written to it into a SHA-256.
+struct Hashing(Sha256);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Publication {
+    /// What a writer remembers of this publication.
+    pub fn written(&self) -> Written {
+        let mut hashing = Hashing(Sha256::new());
+        // Serializing a spec into memory cannot fail: it has no map with non-string keys.
+        let _ = serde_json::to_writer(&mut hashing, &self.spec);
+        for (key, data) in &self.sealed {
+            for part in [key.as_bytes(), data] {
+                hashing.0.update((part.len() as u64).to_le_bytes());
+                hashing.0.update(part);
+            }
+        }
+        Written {
+            digest: hashing.0.finalize().into(),
+            companion: !self.sealed.is_empty(),
+        }
+    }
+}
+
 /// One collected object as a report carries it: its JSON (a Secret's without its data) and
 /// the data sealed away, by document key.
 struct Document {
-    text: String,
+    text: Arc<str>,
     sealed: Option<(String, Vec<u8>)>,
 }
 
 impl Document {
-    fn of(object: &Value) -> Document {
-        if !secret_data::is_secret(object) {
-            return Document {
-                text: object.to_string(),
-                sealed: None,
+    fn of(object: &impl Object, facts: &Facts) -> Result<Document, String> {
+        if !facts.is_secret() {
+            let text = match object.text() {
+                Some(text) => text,
+                None => object.value()?.to_string().into(),
             };
+            return Ok(Document { text, sealed: None });
         }
-        let mut shown = object.clone();
+        let mut shown = object.value()?.into_owned();
         let removed = secret_data::seal(&mut shown);
         let text = shown.to_string();
         let sealed = removed.map(|removed| {
@@ -144,29 +193,32 @@ impl Document {
                 removed.to_string().into_bytes(),
             )
         });
-        Document { text, sealed }
+        Ok(Document {
+            text: text.into(),
+            sealed,
+        })
     }
 }
 
-/// The documents of the last publication by object (uid, resourceVersion, apiVersion: one
-/// object served in two versions is two documents): an event then encodes only the objects
-/// that changed, not every collected one again.
+/// The documents of the last publication that cost an encoding (Secrets, and objects not
+/// kept as text), by object (uid, resourceVersion, apiVersion: one object served in two
+/// versions is two documents): an event then encodes only the objects that changed, not
+/// every collected one again.
 #[derive(Clone, Default)]
 pub struct Documents(HashMap<(String, String, String), Arc<Document>>);
 
 /// The key of an object's document; `None` (never reused) without uid or resourceVersion.
-fn document_key(object: &Value) -> Option<(String, String, String)> {
-    let (uid, version) = crate::evaluate::version_key(object)?;
-    let api_version = api::fields::text(object, &["apiVersion"]).unwrap_or_default();
-    Some((uid, version, api_version.to_owned()))
+fn document_key(facts: &Facts) -> Option<(String, String, String)> {
+    let (uid, version) = facts.version.clone()?;
+    Some((uid, version, facts.api_version.clone()))
 }
 
 /// The publication `source`'s matching objects make for `cluster` (`None`: a local report).
 pub fn publication(
     cluster: Option<&ClusterId>,
     source: &EventSource,
-    matching: &[impl Borrow<Value>],
-) -> Publication {
+    matching: &[impl Object],
+) -> Result<Publication, String> {
     publication_reusing(cluster, source, matching, &mut Documents::default())
 }
 
@@ -177,46 +229,49 @@ pub fn publication(
 pub fn publication_reusing(
     cluster: Option<&ClusterId>,
     source: &EventSource,
-    matching: &[impl Borrow<Value>],
+    matching: &[impl Object],
     documents: &mut Documents,
-) -> Publication {
+) -> Result<Publication, String> {
     let mut sealed = BTreeMap::new();
     let reusable = source.spec.aggregated_selection.trim().is_empty();
     let mut kept = HashMap::new();
-    let resources = (source.spec.collect_resources && !matching.is_empty()).then(|| {
-        let made: Vec<Arc<Document>> = matching
-            .iter()
-            .map(Borrow::borrow)
-            .map(|object: &Value| {
-                let key = document_key(object).filter(|_| reusable);
-                let document = key
-                    .as_ref()
-                    .and_then(|k| kept.get(k).cloned().or_else(|| documents.0.remove(k)))
-                    .unwrap_or_else(|| Arc::new(Document::of(object)));
-                if let Some(key) = key {
-                    kept.insert(key, Arc::clone(&document));
-                }
-                document
-            })
-            .collect();
+    let mut resources = None;
+    if source.spec.collect_resources && !matching.is_empty() {
+        let mut made: Vec<Arc<Document>> = Vec::with_capacity(matching.len());
+        for object in matching {
+            let facts = object.facts();
+            let key = document_key(&facts)
+                .filter(|_| reusable && (facts.is_secret() || object.text().is_none()));
+            let known = key
+                .as_ref()
+                .and_then(|k| kept.get(k).cloned().or_else(|| documents.0.remove(k)));
+            let document = match known {
+                Some(document) => document,
+                None => Arc::new(Document::of(object, &facts)?),
+            };
+            if let Some(key) = key {
+                kept.insert(key, Arc::clone(&document));
+            }
+            made.push(document);
+        }
         for document in &made {
             if let Some((key, data)) = &document.sealed {
                 sealed.insert(key.clone(), data.clone());
             }
         }
-        ByteString(join_collected_resources(
+        resources = Some(ByteString(join_collected_resources(
             made.iter().map(|d| d.text.as_bytes()),
-        ))
-    });
+        )));
+    }
     documents.0 = kept;
     let mut spec = EventReportSpec {
         event_source_name: source.metadata.name.clone().unwrap_or_default(),
-        matching_resources: matching.iter().map(|o| reference(o.borrow())).collect(),
+        matching_resources: matching.iter().map(|o| reference(&o.facts())).collect(),
         resources,
         ..Default::default()
     };
     name_cluster(&mut spec, cluster);
-    Publication { spec, sealed }
+    Ok(Publication { spec, sealed })
 }
 
 /// Fills the cluster fields of `spec` (empty for a local report).
@@ -261,7 +316,7 @@ fn too_large(error: &kube::Error) -> bool {
 pub async fn write(
     destination: &Destination,
     publication: &Publication,
-    previous: Option<&Publication>,
+    previous: Option<&Written>,
 ) -> Result<Option<String>, WriteError> {
     let spec = &publication.spec;
     let name = destination.report_name(&spec.event_source_name);
@@ -331,7 +386,7 @@ pub async fn write(
         }
         Err(error) => return Err(error.into()),
     };
-    if digest.is_none() && previous.is_none_or(|p| !p.sealed.is_empty()) {
+    if digest.is_none() && previous.is_none_or(|p| p.companion) {
         delete_companion(client, namespace, &name).await?;
     }
     if let Destination::Local { client } = destination {
@@ -475,6 +530,7 @@ pub async fn delete_all(mgmt: &Client, cluster: &ClusterId) -> kube::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kept::Kept;
     use serde_json::json;
 
     fn collecting() -> EventSource {
@@ -492,6 +548,15 @@ mod tests {
                "data": {"k": data}})
     }
 
+    /// [`publication_reusing`], which cannot fail for objects held as `Value`.
+    fn reusing(
+        source: &EventSource,
+        objects: &[impl Object],
+        documents: &mut Documents,
+    ) -> Publication {
+        publication_reusing(None, source, objects, documents).unwrap()
+    }
+
     #[test]
     fn reused_documents_publish_what_a_fresh_encoding_would() {
         let source = collecting();
@@ -501,8 +566,12 @@ mod tests {
             object("Secret", "b", "1", "eQ=="),
         ];
         for step in 0..3 {
-            let reused = publication_reusing(None, &source, &objects, &mut documents);
-            assert_eq!(reused, publication(None, &source, &objects), "step {step}");
+            let reused = reusing(&source, &objects, &mut documents);
+            assert_eq!(
+                reused,
+                reusing(&source, &objects, &mut Documents::default()),
+                "step {step}"
+            );
             // Both collected, and the Secret's data sealed away.
             assert!(reused.spec.resources.is_some() && reused.sealed.len() == 1);
             assert_eq!(documents.0.len(), objects.len());
@@ -515,8 +584,52 @@ mod tests {
             );
         }
         objects.pop();
-        publication_reusing(None, &source, &objects, &mut documents);
+        reusing(&source, &objects, &mut documents);
         assert_eq!(documents.0.len(), 1);
+    }
+
+    #[test]
+    fn kept_objects_publish_what_values_do_and_only_secrets_are_remembered() {
+        let source = collecting();
+        let values = vec![
+            object("ConfigMap", "a", "1", "x"),
+            object("Secret", "b", "1", "eQ=="),
+        ];
+        let kept: Vec<Kept> = values.iter().map(Kept::new).collect();
+        let mut documents = Documents::default();
+        for step in 0..2 {
+            let published = reusing(&source, &kept, &mut documents);
+            assert_eq!(
+                published,
+                reusing(&source, &values, &mut Documents::default()),
+                "step {step}"
+            );
+            // The ConfigMap's document is its kept text; only the Secret's was encoded.
+            assert_eq!(documents.0.len(), 1);
+        }
+    }
+
+    #[test]
+    fn what_is_remembered_of_a_publication_tells_every_change() {
+        let source = collecting();
+        let publish = |objects: &[Value]| reusing(&source, objects, &mut Documents::default());
+        let both = [
+            object("ConfigMap", "a", "1", "x"),
+            object("Secret", "b", "1", "eQ=="),
+        ];
+        let first = publish(&both).written();
+        assert_eq!(first, publish(&both).written());
+        assert!(first.companion);
+        // Another document, other sealed data, fewer objects: each is another publication.
+        let other_map = [both[0].clone(), object("Secret", "b", "1", "eg==")];
+        for objects in [
+            &both[..1],
+            &other_map[..],
+            &[object("ConfigMap", "a", "2", "x")][..],
+        ] {
+            assert_ne!(publish(objects).written(), first, "{objects:?}");
+        }
+        assert!(!publish(&both[..1]).written().companion);
     }
 
     #[test]
@@ -527,8 +640,12 @@ mod tests {
         v2["apiVersion"] = json!("example.io/v2");
         let objects = vec![object("ConfigMap", "a", "1", "x"), v2];
         for step in 0..2 {
-            let reused = publication_reusing(None, &source, &objects, &mut documents);
-            assert_eq!(reused, publication(None, &source, &objects), "step {step}");
+            let reused = reusing(&source, &objects, &mut documents);
+            assert_eq!(
+                reused,
+                reusing(&source, &objects, &mut Documents::default()),
+                "step {step}"
+            );
         }
     }
 
@@ -538,7 +655,7 @@ mod tests {
         source.spec.aggregated_selection = "function evaluate() end".to_owned();
         let mut documents = Documents::default();
         let objects = vec![object("ConfigMap", "a", "1", "x")];
-        publication_reusing(None, &source, &objects, &mut documents);
+        reusing(&source, &objects, &mut documents);
         assert!(documents.0.is_empty());
     }
 }

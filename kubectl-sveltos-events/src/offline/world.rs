@@ -117,7 +117,7 @@ impl World for Offline {
         };
         let evaluation = evaluate_event_source(&self.runtime, source, &self.inputs.resources)
             .map_err(|e| e.to_string())?;
-        let published = publication(Some(cluster), source, &evaluation.matching);
+        let published = publication(Some(cluster), source, &evaluation.matching)?;
         let report = EventReport {
             metadata: ObjectMeta {
                 name: Some(event_report_name(
