@@ -3,7 +3,7 @@
 //! each holding `FLEET_SERVICES` matching Services, the CRDs and controllers put there by
 //! `install`, every cluster registered; then the agent (hub mode) and the manager start as
 //! their Deployments say, and the clock runs until every cluster holds its add-ons. Printed:
-//! the convergence time and each process's peak RSS (VmHWM), for a `oneForEvent` trigger
+//! the convergence time, each process's peak RSS (VmHWM) and CPU time, for a `oneForEvent` trigger
 //! (a NetworkPolicy per Service, examples/network-policy) and an aggregated one (an Ingress
 //! with a path per Service, examples/ingress); for the first, also the event -> add-on
 //! latency of Services created one after another in the busy fleet while it converges.
@@ -178,6 +178,21 @@ fn peak_rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// CPU time a process has used so far (user and system), in seconds; `/proc` counts it in
+/// USER_HZ, which Linux fixes at 100 a second.
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command may hold spaces: fields are counted after its closing parenthesis.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 async fn fleet(form: Form, clusters: usize, services: usize) {
     let sandbox = common::start_bare(clusters);
     let dir = sandbox.dir.clone();
@@ -208,6 +223,8 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
     let filled = filling.elapsed();
 
     let started = Instant::now();
+    let sandbox_cpu = cpu_seconds(&sandbox.id().to_string());
+    let bench_cpu = cpu_seconds("self");
     let mut agent = common::start_controller(&dir, "mgmt", "sveltos-events-agent");
     let mut manager = common::start_controller(&dir, "mgmt", "sveltos-events-manager");
     let done = Arc::new(AtomicBool::new(false));
@@ -252,6 +269,13 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
         peak_rss_mib(agent.id()),
         clusters + 1,
         peak_rss_mib(sandbox.id()),
+    );
+    println!(
+        "  CPU while converging: manager {:.1} s, agent {:.1} s, sandbox {:.1} s, this bench {:.1} s",
+        cpu_seconds(&manager.id().to_string()),
+        cpu_seconds(&agent.id().to_string()),
+        cpu_seconds(&sandbox.id().to_string()) - sandbox_cpu,
+        cpu_seconds("self") - bench_cpu,
     );
     if let Some(probes) = probes {
         let mut samples = probes.await.unwrap();
