@@ -8,6 +8,7 @@
 pub mod deploy;
 pub mod diff;
 pub mod documents;
+pub mod echoes;
 pub mod index;
 pub mod manifests;
 pub mod marks;
@@ -45,6 +46,7 @@ use crate::sets;
 use crate::watches::Watches;
 use clusters::watch::{Settled, events, reflect};
 use deploy::{Deployer, Outcome};
+use echoes::Echoes;
 use index::{ByProfile, ByReference, profile_of};
 use targets::Targets;
 use tokio::sync::Notify;
@@ -88,6 +90,8 @@ pub struct Caches {
     pub by_profile: ByProfile,
     /// Which profiles name which ConfigMaps and Secrets.
     pub by_reference: ByReference,
+    /// Summary and profile writes whose watch events are still on the way.
+    pub echoes: Arc<Echoes>,
 }
 
 impl Caches {
@@ -129,6 +133,10 @@ fn paused(profile: &ClusterProfile) -> bool {
         .is_some_and(|a| a.contains_key(PROFILE_PAUSED_ANNOTATION))
 }
 
+/// Kinds as [`Echoes`] names them.
+const SUMMARY: &str = "ClusterSummary";
+const PROFILE: &str = "ClusterProfile";
+
 /// Runs the deployer against the management cluster until `shutdown` completes.
 pub async fn run(
     client: Client,
@@ -161,6 +169,7 @@ pub async fn run(
         summaries,
         by_profile: ByProfile::default(),
         by_reference: ByReference::default(),
+        echoes: Arc::new(Echoes::new(Arc::clone(&queue))),
     };
 
     let mark_all = {
@@ -206,7 +215,9 @@ pub async fn run(
         profile_events.for_each(move |event| {
             caches.by_reference.follow(&event, &caches.profiles);
             for profile in settled.take(event, &caches.profiles) {
-                queue.mark(profile.name_any_or_default());
+                if !caches.echoes.is_echo(PROFILE, &profile.metadata) {
+                    queue.mark(profile.name_any_or_default());
+                }
             }
             async {}
         })
@@ -218,7 +229,9 @@ pub async fn run(
         summary_events.for_each(move |event| {
             caches.by_profile.follow(&event, &caches.summaries);
             for summary in settled.take(event, &caches.summaries) {
-                queue.mark(profile_of(&summary));
+                if !caches.echoes.is_echo(SUMMARY, &summary.metadata) {
+                    queue.mark(profile_of(&summary));
+                }
             }
             async {}
         })
@@ -457,7 +470,15 @@ async fn reconcile(
                     // the one write that creates it or changes its spec: if the profile goes
                     // before the outcome is written (or this process dies), the withdrawal
                     // still knows which kinds to look through, and where.
-                    apply_summary_spec(client, name, &profile.spec, cluster, &intended).await?;
+                    apply_summary_spec(
+                        client,
+                        &caches.echoes,
+                        name,
+                        &profile.spec,
+                        cluster,
+                        &intended,
+                    )
+                    .await?;
                     known = Known::Intent;
                 }
             }
@@ -469,7 +490,16 @@ async fn reconcile(
                 tracing::warn!(profile = name, cluster = %cluster.reference.name, %failure, "deployment failed");
                 again = true;
             }
-            write_summary(client, name, &profile.spec, cluster, known, &outcome).await?;
+            write_summary(
+                client,
+                &caches.echoes,
+                name,
+                &profile.spec,
+                cluster,
+                known,
+                &outcome,
+            )
+            .await?;
             if let Some(reports) = &outcome.dry_run {
                 write_report(client, profile, cluster, reports).await?;
             } else if previous
@@ -485,7 +515,7 @@ async fn reconcile(
                     .await?;
             }
         }
-        write_profile_status(client, &caches.fleet, profile, &wanted).await?;
+        write_profile_status(client, caches, profile, &wanted).await?;
     }
     for summary in &summaries {
         let place = (
@@ -618,6 +648,7 @@ enum Known<'a> {
 /// its pass sets out to deploy.
 async fn apply_summary_spec(
     client: &Client,
+    echoes: &Echoes,
     profile: &str,
     spec: &ClusterProfileSpec,
     cluster: &Cluster,
@@ -649,13 +680,14 @@ async fn apply_summary_spec(
             "clusterType": reference.cluster_type, "clusterProfileSpec": spec,
         }
     });
-    Api::<ClusterSummary>::namespaced(client.clone(), &reference.namespace)
-        .patch(
-            &name,
-            &PatchParams::apply(SUMMARY_MANAGER).force(),
-            &Patch::Apply(&body),
-        )
-        .await?;
+    let api = Api::<ClusterSummary>::namespaced(client.clone(), &reference.namespace);
+    let (params, apply) = (
+        PatchParams::apply(SUMMARY_MANAGER).force(),
+        Patch::Apply(&body),
+    );
+    let place = (SUMMARY, reference.namespace.as_str(), name.as_str());
+    let write = api.patch(&name, &params, &apply);
+    echoes.write(place, profile, write).await?;
     Ok(())
 }
 
@@ -663,6 +695,7 @@ async fn apply_summary_spec(
 /// the status `outcome` makes where it differs.
 async fn write_summary(
     client: &Client,
+    echoes: &Echoes,
     profile: &str,
     spec: &ClusterProfileSpec,
     cluster: &Cluster,
@@ -678,7 +711,7 @@ async fn write_summary(
         let intended: BTreeSet<String> = previous
             .map(|p| intended_kinds(p).map(str::to_owned).collect())
             .unwrap_or_default();
-        apply_summary_spec(client, profile, spec, cluster, &intended).await?;
+        apply_summary_spec(client, echoes, profile, spec, cluster, &intended).await?;
     }
     let name = summary_name(profile, cluster);
     let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &cluster.reference.namespace);
@@ -708,8 +741,10 @@ async fn write_summary(
     let unchanged = current.get("featureSummaries") == status["status"].get("featureSummaries")
         && current.get("deployedGVKs") == status["status"].get("deployedGVKs");
     if !unchanged {
-        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
-            .await?;
+        let (params, merge) = (PatchParams::default(), Patch::Merge(&status));
+        let place = (SUMMARY, cluster.reference.namespace.as_str(), name.as_str());
+        let write = api.patch_status(&name, &params, &merge);
+        echoes.write(place, profile, write).await?;
     }
     Ok(())
 }
@@ -718,7 +753,7 @@ async fn write_summary(
 /// other shards handle (one order for every shard, so that none undoes another's write).
 async fn write_profile_status(
     client: &Client,
-    fleet: &Fleet,
+    caches: &Caches,
     profile: &ClusterProfile,
     wanted: &[&Cluster],
 ) -> Result<(), DeployerError> {
@@ -731,7 +766,9 @@ async fn write_profile_status(
     refs.extend(
         before
             .iter()
-            .filter(|r| ClusterRef::from_reference(r).is_some_and(|c| fleet.handled_elsewhere(&c)))
+            .filter(|r| {
+                ClusterRef::from_reference(r).is_some_and(|c| caches.fleet.handled_elsewhere(&c))
+            })
             .cloned(),
     );
     refs.sort_by_key(|r| (r.namespace.clone(), r.name.clone(), r.kind.clone()));
@@ -740,12 +777,12 @@ async fn write_profile_status(
     }
     let api: Api<ClusterProfile> = Api::all(client.clone());
     let patch = json!({"status": {"matchingClusters": refs}});
-    match api
-        .patch_status(
-            &profile.name_any_or_default(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
+    let name = profile.name_any_or_default();
+    let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
+    let write = api.patch_status(&name, &params, &merge);
+    match caches
+        .echoes
+        .write((PROFILE, "", &name), &name, write)
         .await
     {
         Ok(_) => Ok(()),

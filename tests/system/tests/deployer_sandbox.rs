@@ -534,3 +534,43 @@ async fn what_a_pass_deployed_without_recording_its_outcome_is_withdrawn() {
     .await;
     fixture.stop().await;
 }
+
+/// Passes the deployer has made so far, whatever their outcome.
+fn deployer_passes(telemetry: &Telemetry) -> u64 {
+    telemetry
+        .encode()
+        .lines()
+        .filter(|l| l.starts_with(r#"sveltos_events_reconcile_passes_total{controller="deployer""#))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_is_one_pass_and_its_own_writes_start_no_other() {
+    let fixture = Fixture::start().await;
+    let mgmt = &fixture.mgmt;
+    fixture.deploy_each(&[("web", "web", "one")]).await;
+    let profiles: Api<ClusterProfile> = Api::all(mgmt.clone());
+    eventually(
+        "the outcome recorded in the summary and the profile",
+        || async {
+            let matching = profiles.get("web").await.unwrap().status;
+            resources_feature(mgmt, "web").await.map(|f| f.0) == Some(FeatureStatus::Provisioned)
+                && matching.is_some_and(|s| !s.matching_cluster_refs.is_empty())
+        },
+    )
+    .await;
+    // Whatever the events of those writes would start has started by now.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(deployer_passes(&fixture.telemetry), 1);
+
+    // A change someone else makes is one more pass.
+    apply(mgmt, policy("web-policy", "web", "two")).await;
+    eventually("the new value deployed", || async {
+        value_of(&fixture.managed, "web").await.as_deref() == Some("two")
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(deployer_passes(&fixture.telemetry), 2);
+    fixture.stop().await;
+}
