@@ -557,21 +557,27 @@ mod tests {
         publication_reusing(None, source, objects, documents).unwrap()
     }
 
+    /// [`reusing`] with no documents to reuse: a fresh encoding.
+    fn fresh(source: &EventSource, objects: &[impl Object]) -> Publication {
+        reusing(source, objects, &mut Documents::default())
+    }
+
+    /// A ConfigMap and a Secret, both collected.
+    fn map_and_secret() -> Vec<Value> {
+        vec![
+            object("ConfigMap", "a", "1", "x"),
+            object("Secret", "b", "1", "eQ=="),
+        ]
+    }
+
     #[test]
     fn reused_documents_publish_what_a_fresh_encoding_would() {
         let source = collecting();
         let mut documents = Documents::default();
-        let mut objects = vec![
-            object("ConfigMap", "a", "1", "x"),
-            object("Secret", "b", "1", "eQ=="),
-        ];
+        let mut objects = map_and_secret();
         for step in 0..3 {
             let reused = reusing(&source, &objects, &mut documents);
-            assert_eq!(
-                reused,
-                reusing(&source, &objects, &mut Documents::default()),
-                "step {step}"
-            );
+            assert_eq!(reused, fresh(&source, &objects), "step {step}");
             // Both collected, and the Secret's data sealed away.
             assert!(reused.spec.resources.is_some() && reused.sealed.len() == 1);
             assert_eq!(documents.0.len(), objects.len());
@@ -591,19 +597,12 @@ mod tests {
     #[test]
     fn kept_objects_publish_what_values_do_and_only_secrets_are_remembered() {
         let source = collecting();
-        let values = vec![
-            object("ConfigMap", "a", "1", "x"),
-            object("Secret", "b", "1", "eQ=="),
-        ];
+        let values = map_and_secret();
         let kept: Vec<Kept> = values.iter().map(Kept::new).collect();
         let mut documents = Documents::default();
         for step in 0..2 {
             let published = reusing(&source, &kept, &mut documents);
-            assert_eq!(
-                published,
-                reusing(&source, &values, &mut Documents::default()),
-                "step {step}"
-            );
+            assert_eq!(published, fresh(&source, &values), "step {step}");
             // The ConfigMap's document is its kept text; only the Secret's was encoded.
             assert_eq!(documents.0.len(), 1);
         }
@@ -612,11 +611,8 @@ mod tests {
     #[test]
     fn what_is_remembered_of_a_publication_tells_every_change() {
         let source = collecting();
-        let publish = |objects: &[Value]| reusing(&source, objects, &mut Documents::default());
-        let both = [
-            object("ConfigMap", "a", "1", "x"),
-            object("Secret", "b", "1", "eQ=="),
-        ];
+        let publish = |objects: &[Value]| fresh(&source, objects);
+        let both = map_and_secret();
         let first = publish(&both).written();
         assert_eq!(first, publish(&both).written());
         assert!(first.companion);
@@ -641,11 +637,7 @@ mod tests {
         let objects = vec![object("ConfigMap", "a", "1", "x"), v2];
         for step in 0..2 {
             let reused = reusing(&source, &objects, &mut documents);
-            assert_eq!(
-                reused,
-                reusing(&source, &objects, &mut Documents::default()),
-                "step {step}"
-            );
+            assert_eq!(reused, fresh(&source, &objects), "step {step}");
         }
     }
 
