@@ -5,7 +5,9 @@
 
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use api::labels::{
     AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
@@ -15,6 +17,7 @@ use api::v1beta1::{
     ClusterProfile, ClusterType, agent_sources_cluster, agent_sources_config_map_name,
     agent_sources_key,
 };
+use futures_util::{StreamExt, stream};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -29,6 +32,10 @@ use crate::plan::Plan;
 
 /// Field manager of every write, as Sveltos' event-manager.
 pub const FIELD_MANAGER: &str = "application/apply-patch";
+
+/// Writes of one phase a pass keeps in flight: a fleet's first pass writes two objects per
+/// event, and one at a time it waits a round trip for each.
+const IN_FLIGHT: usize = 16;
 
 /// What a pass did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -136,54 +143,44 @@ pub async fn apply(
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
     let mut wanted = BTreeSet::new();
+    let mut writes = Vec::new();
     for generated in &plan.desired.generated {
         wanted.insert((generated.kind.clone(), generated.name.clone()));
-        if generated.kind == "Secret" {
+        let secret = generated.kind == "Secret";
+        let kind = if secret { "Secret" } else { "ConfigMap" };
+        let object = (kind, generated.name.as_str());
+        let same = if secret {
             let current = caches
                 .secrets
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let object = ("Secret", generated.name.as_str());
-            let same = holds(caches, object, generated, current.as_ref(), |c| {
+            holds(caches, object, generated, current.as_ref(), |c| {
                 same_bytes(c.data.as_ref(), &generated.data)
                     && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
                     && meta_holds(&c.metadata, generated)
-            });
-            if !same {
-                let written = secrets
-                    .patch(&generated.name, &params, &Patch::Apply(&secret(generated)))
-                    .await?;
-                let version = written.metadata.resource_version.clone();
-                caches.wrote(trigger, "Secret", &written.metadata, version);
-                applied.written += 1;
-            }
+            })
         } else {
             let current = caches
                 .config_maps
                 .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            let object = ("ConfigMap", generated.name.as_str());
-            let same = holds(caches, object, generated, current.as_ref(), |c| {
+            holds(caches, object, generated, current.as_ref(), |c| {
                 same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated)
-            });
-            if !same {
-                let written = config_maps
-                    .patch(
-                        &generated.name,
-                        &params,
-                        &Patch::Apply(&config_map(generated)),
-                    )
-                    .await?;
-                let version = written.metadata.resource_version.clone();
-                caches.wrote(trigger, "ConfigMap", &written.metadata, version);
-                applied.written += 1;
-            }
+            })
+        };
+        if !same {
+            writes.push(write_generated(&config_maps, &secrets, &params, generated));
         }
     }
+    applied.written += in_flight(writes, |(kind, metadata)| {
+        let version = metadata.resource_version.clone();
+        caches.wrote(trigger, kind, &metadata, version);
+    })
+    .await?;
     // ClusterProfiles.
     let profiles: Api<ClusterProfile> = Api::all(client.clone());
     let mut wanted_profiles = BTreeSet::new();
+    let mut writes = Vec::new();
     for profile in &plan.desired.profiles {
         let name = profile.metadata.name.clone().unwrap_or_default();
-        wanted_profiles.insert(name.clone());
         let current = caches.profiles.get(&ObjectRef::new(&name));
         let object = ("ClusterProfile", name.as_str());
         let same = holds(caches, object, profile, current.as_ref(), |c| {
@@ -194,14 +191,21 @@ pub async fn apply(
                 )
         });
         if !same {
-            let written = profiles
-                .patch(&name, &params, &Patch::Apply(profile.as_ref()))
-                .await?;
-            let version = written.metadata.generation.map(|g| g.to_string());
-            caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
-            applied.written += 1;
+            let (profiles, params) = (&profiles, &params);
+            writes.push(async move {
+                let name = profile.metadata.name.as_deref().unwrap_or_default();
+                profiles
+                    .patch(name, params, &Patch::Apply(profile.as_ref()))
+                    .await
+            });
         }
+        wanted_profiles.insert(name);
     }
+    applied.written += in_flight(writes, |written| {
+        let version = written.metadata.generation.map(|g| g.to_string());
+        caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
+    })
+    .await?;
     let mut stale_profiles = Vec::new();
     for existing in caches.profiles.state() {
         let labels = existing.metadata.labels.as_ref();
@@ -293,6 +297,64 @@ pub async fn apply(
     }
     caches.prune_confirmed();
     Ok(applied)
+}
+
+/// Runs `writes` [`IN_FLIGHT`] at a time, handing each answer to `done`; returns how many
+/// succeeded. After a failure no further write starts, those under way are awaited (what they
+/// wrote is recorded), and the first failure is returned.
+async fn in_flight<T>(
+    writes: Vec<impl Future<Output = kube::Result<T>>>,
+    mut done: impl FnMut(T),
+) -> kube::Result<usize> {
+    let failed = AtomicBool::new(false);
+    let failed = &failed;
+    let started = writes.into_iter().map(|write| async move {
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let result = write.await;
+        if result.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        Some(result)
+    });
+    let mut answers = stream::iter(started).buffer_unordered(IN_FLIGHT);
+    let (mut succeeded, mut failure) = (0, None);
+    while let Some(answer) = answers.next().await {
+        match answer {
+            Some(Ok(written)) => {
+                done(written);
+                succeeded += 1;
+            }
+            Some(Err(error)) => {
+                failure.get_or_insert(error);
+            }
+            None => {}
+        }
+    }
+    failure.map_or(Ok(succeeded), Err)
+}
+
+/// Writes (server-side apply) one generated ConfigMap or Secret; its kind and metadata as the
+/// server answered.
+async fn write_generated(
+    config_maps: &Api<ConfigMap>,
+    secrets: &Api<Secret>,
+    params: &PatchParams,
+    generated: &Generated,
+) -> kube::Result<(&'static str, ObjectMeta)> {
+    let name = &generated.name;
+    if generated.kind == "Secret" {
+        let written = secrets
+            .patch(name, params, &Patch::Apply(&secret(generated)))
+            .await?;
+        Ok(("Secret", written.metadata))
+    } else {
+        let written = config_maps
+            .patch(name, params, &Patch::Apply(&config_map(generated)))
+            .await?;
+        Ok(("ConfigMap", written.metadata))
+    }
 }
 
 /// Deletes `name`; returns 1, or 0 when it was already gone.
@@ -445,4 +507,44 @@ async fn apply_source_lists(
         written += 1;
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[tokio::test]
+    async fn after_a_failed_write_no_other_starts_and_what_was_written_is_told() {
+        let started = AtomicUsize::new(0);
+        let writes: Vec<_> = (0..IN_FLIGHT * 3)
+            .map(|i| {
+                let started = &started;
+                async move {
+                    started.fetch_add(1, Ordering::Relaxed);
+                    tokio::task::yield_now().await;
+                    if i == 2 {
+                        let status = kube::core::Status::failure("refused", "Invalid");
+                        return Err(kube::Error::Api(Box::new(status)));
+                    }
+                    Ok(i)
+                }
+            })
+            .collect();
+        let mut told = Vec::new();
+        let outcome = in_flight(writes, |i| told.push(i)).await;
+        assert!(matches!(outcome, Err(kube::Error::Api(s)) if s.message == "refused"));
+        let started = started.load(Ordering::Relaxed);
+        assert!(started <= IN_FLIGHT, "{started} writes started");
+        // Every write that started and succeeded is told, the failed one is not.
+        assert_eq!(told.len(), started - 1);
+        assert!(!told.contains(&2));
+
+        let all: Vec<_> = (0..40)
+            .map(|i| async move { kube::Result::Ok(i) })
+            .collect();
+        let mut count = 0;
+        assert_eq!(in_flight(all, |_| count += 1).await.ok(), Some(40));
+        assert_eq!(count, 40);
+    }
 }
