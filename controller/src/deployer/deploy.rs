@@ -3,6 +3,7 @@
 //! earlier pass deployed that is no longer wanted; or withdraw everything.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 use api::labels::HASH_ANNOTATION;
 use api::v1beta1::{
@@ -116,14 +117,22 @@ pub struct Deployer<'a> {
     /// Caches of the management cluster.
     pub caches: &'a Caches,
     /// Clients and discovery.
-    pub targets: &'a mut Targets,
+    pub targets: &'a Targets,
     /// Renders names (cluster-only templates).
     pub names: &'a GoTemplates,
     /// What earlier passes deployed.
-    pub record: &'a mut Record,
+    pub record: &'a Mutex<Record>,
 }
 
 impl Deployer<'_> {
+    /// The record, locked for one read or change (never across a request).
+    fn record(&self) -> std::sync::MutexGuard<'_, Record> {
+        // Each change is one map operation: a panic while it was held left no half-made entry.
+        self.record
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Every object the profile's policyRefs hold for `cluster`, in policyRef order, with
     /// the template resources fetched from the management cluster when a policy needs them.
     pub async fn manifests(
@@ -316,7 +325,7 @@ impl Deployer<'_> {
         let intended = kinds(&manifests);
         if previous.is_none() {
             // A pair without a summary has deployed nothing yet: nothing can be stale.
-            self.record
+            self.record()
                 .entry((owner.profile.clone(), owner.summary.clone()))
                 .or_default();
         }
@@ -388,11 +397,11 @@ impl Deployer<'_> {
         let pair = (owner.profile.clone(), owner.summary.clone());
         if !dry_run {
             if failure.is_none() {
-                self.record.insert(pair, deployed);
+                self.record().insert(pair, deployed);
             } else {
                 // A failed write may have gone through all the same: what is deployed is
                 // no longer known here, and the next cleanup lists the kinds instead.
-                self.record.remove(&pair);
+                self.record().remove(&pair);
             }
         }
         if dry_run {
@@ -428,11 +437,12 @@ impl Deployer<'_> {
         behaviour: Removal,
     ) -> Result<Vec<Key>, String> {
         let pair = (owner.profile.clone(), owner.summary.clone());
-        let candidates = match self.record.get(&pair) {
-            Some(known) => {
-                let stale: Vec<Key> = known.difference(keep).cloned().collect();
-                self.fetch(&stale).await?
-            }
+        let known = self
+            .record()
+            .get(&pair)
+            .map(|known| known.difference(keep).cloned().collect::<Vec<Key>>());
+        let candidates = match known {
+            Some(stale) => self.fetch(&stale).await?,
             None => self.list(targets, kinds).await?,
         };
         let mut removed = Vec::new();
@@ -558,7 +568,7 @@ impl Deployer<'_> {
             Removal::Do(spec.stop_matching_behavior),
         )
         .await?;
-        self.record
+        self.record()
             .remove(&(owner.profile.clone(), owner.summary.clone()));
         Ok(())
     }

@@ -17,17 +17,17 @@ pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use api::labels::{
     CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL,
     CLUSTER_SUMMARY_CLUSTER_TYPE_LABEL, INTENDED_KINDS_ANNOTATION, PROFILE_PAUSED_ANNOTATION,
 };
 use api::v1beta1::{
-    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, FeatureId,
-    FeatureStatus, ResourceReport, Set, SyncMode,
+    ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, DeploymentType,
+    FeatureId, FeatureStatus, ResourceReport, Set, SyncMode,
 };
-use futures_util::StreamExt;
+use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -321,32 +321,102 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     tracing::info!("deployer caches filled; deploying");
     telemetry.set_ready(CONTROLLER);
     let names = GoTemplates::new();
-    let mut targets = Targets::new(client.clone());
-    let mut record = deploy::Record::new();
+    let targets = Targets::new(client.clone());
+    let record = Mutex::new(deploy::Record::new());
     for profile in caches.profiles.state() {
         queue.mark(profile.name_any_or_default());
     }
     for summary in caches.summaries.state() {
         queue.mark(profile_of(&summary));
     }
-    let mut retries = Retries::new(CONTROLLER, telemetry);
-    loop {
-        for name in queue.next_batch().await {
+    let retries = Mutex::new(Retries::new(CONTROLLER, telemetry));
+    let pass = |name: String| {
+        let (caches, targets, names, record) = (&caches, &targets, &names, &record);
+        let (client, queue, retries) = (&client, &queue, &retries);
+        async move {
             let mut deployer = Deployer {
-                caches: &caches,
-                targets: &mut targets,
-                names: &names,
-                record: &mut record,
+                caches,
+                targets,
+                names,
+                record,
             };
             let started = std::time::Instant::now();
-            let outcome = reconcile(&client, &mut deployer, &name).await;
+            let outcome = reconcile(client, &mut deployer, &name).await;
             tracing::debug!(
                 profile = name,
                 elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
                 "deployer pass"
             );
-            retries.record(&queue, "ClusterProfile", name, outcome);
+            if let Ok(mut retries) = retries.lock() {
+                retries.record(queue, "ClusterProfile", name, outcome);
+            }
         }
+    };
+    loop {
+        let (alone, lanes) = lanes(&caches, queue.next_batch().await);
+        for name in alone {
+            pass(name).await;
+        }
+        stream::iter(lanes.into_values())
+            .for_each_concurrent(LANES, |names| async {
+                for name in names {
+                    pass(name).await;
+                }
+            })
+            .await;
+    }
+}
+
+/// Destination clusters whose profiles are deployed at once, one profile at a time in each.
+const LANES: usize = 8;
+
+/// Splits a batch of profiles into those whose pass may change several clusters (or the
+/// management cluster), which run alone, and lanes of those that change one cluster each:
+/// two passes never deploy into one cluster at once, where one profile's objects could
+/// race another's for ownership.
+fn lanes(
+    caches: &Caches,
+    batch: BTreeSet<String>,
+) -> (Vec<String>, BTreeMap<ClusterRef, Vec<String>>) {
+    let (mut alone, mut lanes) = (Vec::new(), BTreeMap::<_, Vec<_>>::new());
+    for name in batch {
+        match only_cluster(caches, &name) {
+            Some(cluster) => lanes.entry(cluster).or_default().push(name),
+            None => alone.push(name),
+        }
+    }
+    (alone, lanes)
+}
+
+/// The one cluster a pass over profile `name` may deploy into or withdraw from, if there is
+/// exactly one and the management cluster is not a target.
+fn only_cluster(caches: &Caches, name: &str) -> Option<ClusterRef> {
+    let mut touched = BTreeSet::new();
+    if let Some(profile) = caches.profiles.get(&ObjectRef::new(name)) {
+        let local = profile
+            .spec
+            .policy_refs
+            .iter()
+            .any(|r| r.deployment_type == DeploymentType::Local);
+        if local {
+            return None;
+        }
+        let clusters = caches.fleet.in_scope();
+        let selected = |set: &str| sets::selected(&caches.cluster_sets, set);
+        let wanted = matching(&profile.spec, &clusters, selected).ok()?;
+        touched.extend(wanted.into_iter().map(|c| c.reference.clone()));
+    }
+    for summary in caches.by_profile.of(&caches.summaries, name) {
+        touched.insert(ClusterRef {
+            namespace: summary.spec.cluster_namespace.clone(),
+            name: summary.spec.cluster_name.clone(),
+            cluster_type: summary.spec.cluster_type,
+        });
+    }
+    let mut touched = touched.into_iter();
+    match (touched.next(), touched.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
     }
 }
 

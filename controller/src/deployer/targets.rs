@@ -2,6 +2,7 @@
 //! each registered cluster through its kubeconfig Secret, with the kinds each serves.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use api::v1beta1::ClusterType;
 use clusters::registry::{Registration, config_from_kubeconfig};
@@ -43,9 +44,16 @@ impl Served {
     }
 }
 
-/// Clients and discovery results, kept between passes.
+/// Clients and discovery results, kept between passes and shared by the passes that run at
+/// once (locked only to read or note a result, never while asking a cluster).
 pub struct Targets {
     mgmt: Client,
+    known: Mutex<Known>,
+}
+
+/// What [`Targets`] found out.
+#[derive(Default)]
+struct Known {
     remote: HashMap<ClusterRef, (String, Client)>,
     kinds: HashMap<(Target, GroupVersionKind), Served>,
 }
@@ -55,9 +63,15 @@ impl Targets {
     pub fn new(mgmt: Client) -> Self {
         Targets {
             mgmt,
-            remote: HashMap::new(),
-            kinds: HashMap::new(),
+            known: Mutex::default(),
         }
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
+        // A panic elsewhere while it was held leaves caches, not invariants: keep using them.
+        self.known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The management cluster's client.
@@ -68,7 +82,7 @@ impl Targets {
     /// The client of `target`, built from the cluster's kubeconfig Secret (rebuilt when the
     /// Secret changes); `registration` finds a cluster's object.
     pub async fn client(
-        &mut self,
+        &self,
         target: &Target,
         registration: impl Fn(&ClusterRef) -> Option<Registration>,
         secrets: &Store<Secret>,
@@ -97,7 +111,7 @@ impl Targets {
                 )
             })?;
         let version = secret.metadata.resource_version.clone().unwrap_or_default();
-        if let Some((known, client)) = self.remote.get(cluster)
+        if let Some((known, client)) = self.known().remote.get(cluster)
             && *known == version
         {
             return Ok(client.clone());
@@ -117,21 +131,23 @@ impl Targets {
             .await
             .map_err(|e| invalid(e.to_string()))?;
         let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
-        self.kinds.retain(|(t, _), _| t != target);
-        self.remote
+        let mut known = self.known();
+        known.kinds.retain(|(t, _), _| t != target);
+        known
+            .remote
             .insert(cluster.clone(), (version, client.clone()));
         Ok(client)
     }
 
     /// How `target` serves `gvk`, or why it cannot be used.
     pub async fn kind(
-        &mut self,
+        &self,
         target: &Target,
         client: &Client,
         gvk: &GroupVersionKind,
     ) -> Result<Served, String> {
         let key = (target.clone(), gvk.clone());
-        if let Some(served) = self.kinds.get(&key) {
+        if let Some(served) = self.known().kinds.get(&key) {
             return Ok(served.clone());
         }
         let (resource, capabilities) =
@@ -153,12 +169,12 @@ impl Targets {
             resource,
             namespaced: capabilities.scope == Scope::Namespaced,
         };
-        self.kinds.insert(key, served.clone());
+        self.known().kinds.insert(key, served.clone());
         Ok(served)
     }
 
     /// Forgets what a cluster serves (its CRDs may have changed).
-    pub fn forget_kinds(&mut self, target: &Target) {
-        self.kinds.retain(|(t, _), _| t != target);
+    pub fn forget_kinds(&self, target: &Target) {
+        self.known().kinds.retain(|(t, _), _| t != target);
     }
 }
