@@ -17,7 +17,7 @@ pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use api::labels::{
     CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL,
@@ -347,9 +347,9 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
                 "deployer pass"
             );
-            if let Ok(mut retries) = retries.lock() {
-                retries.record(queue, "ClusterProfile", name, outcome);
-            }
+            // Retries keep delays only: a panic elsewhere while they were held broke none.
+            let mut retries = retries.lock().unwrap_or_else(PoisonError::into_inner);
+            retries.record(queue, "ClusterProfile", name, outcome);
         }
     };
     loop {
