@@ -379,8 +379,9 @@ fn lanes(
     batch: BTreeSet<String>,
 ) -> (Vec<String>, BTreeMap<ClusterRef, Vec<String>>) {
     let (mut alone, mut lanes) = (Vec::new(), BTreeMap::<_, Vec<_>>::new());
+    let clusters = caches.fleet.in_scope();
     for name in batch {
-        match only_cluster(caches, &name) {
+        match only_cluster(caches, &clusters, &name) {
             Some(cluster) => lanes.entry(cluster).or_default().push(name),
             None => alone.push(name),
         }
@@ -390,7 +391,7 @@ fn lanes(
 
 /// The one cluster a pass over profile `name` may deploy into or withdraw from, if there is
 /// exactly one and the management cluster is not a target.
-fn only_cluster(caches: &Caches, name: &str) -> Option<ClusterRef> {
+fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<ClusterRef> {
     let mut touched = BTreeSet::new();
     if let Some(profile) = caches.profiles.get(&ObjectRef::new(name)) {
         let local = profile
@@ -401,9 +402,8 @@ fn only_cluster(caches: &Caches, name: &str) -> Option<ClusterRef> {
         if local {
             return None;
         }
-        let clusters = caches.fleet.in_scope();
         let selected = |set: &str| sets::selected(&caches.cluster_sets, set);
-        let wanted = matching(&profile.spec, &clusters, selected).ok()?;
+        let wanted = matching(&profile.spec, clusters, selected).ok()?;
         touched.extend(wanted.into_iter().map(|c| c.reference.clone()));
     }
     for summary in caches.by_profile.of(&caches.summaries, name) {
