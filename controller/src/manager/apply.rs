@@ -33,8 +33,9 @@ use crate::plan::Plan;
 /// Field manager of every write, as Sveltos' event-manager.
 pub const FIELD_MANAGER: &str = "application/apply-patch";
 
-/// Writes of one phase a pass keeps in flight: a fleet's first pass writes two objects per
-/// event, and one at a time it waits a round trip for each.
+/// Requests of one phase a pass keeps in flight: a fleet's first pass writes two objects per
+/// event (and a trigger's deletion deletes them), and one at a time it waits a round trip
+/// for each.
 const IN_FLIGHT: usize = 16;
 
 /// What a pass did.
@@ -226,24 +227,28 @@ pub async fn apply(
             stale_profiles.push(name);
         }
     }
-    for name in &stale_profiles {
+    let deletions = stale_profiles.iter().map(|name| {
         caches.confirm(&format!("ClusterProfile/{name}"), None);
-        match profiles.delete(name, &DeleteParams::background()).await {
-            Ok(either) => {
-                applied.deleted += 1;
-                if either.is_left() {
-                    // Still there (finalizers): generated objects wait for a later pass.
-                    applied.waiting = true;
-                } else {
-                    caches.forget_written(trigger, "ClusterProfile", name);
-                }
+        let profiles = &profiles;
+        async move {
+            match profiles.delete(name, &DeleteParams::background()).await {
+                // Deleted, or still there (finalizers), or gone already.
+                Ok(either) => Ok((name, Some(either.is_right()))),
+                Err(kube::Error::Api(status)) if status.code == 404 => Ok((name, None)),
+                Err(error) => Err(error),
             }
-            Err(kube::Error::Api(status)) if status.code == 404 => {
-                caches.forget_written(trigger, "ClusterProfile", name);
-            }
-            Err(error) => return Err(error),
         }
-    }
+    });
+    in_flight(deletions.collect(), |(name, deleted)| {
+        applied.deleted += usize::from(deleted.is_some());
+        if deleted == Some(false) {
+            // Still there: generated objects wait for a later pass.
+            applied.waiting = true;
+        } else {
+            caches.forget_written(trigger, "ClusterProfile", name);
+        }
+    })
+    .await?;
 
     applied.written += apply_source_lists(client, caches, trigger, plan).await?;
     if applied.waiting {
@@ -287,21 +292,34 @@ pub async fn apply(
     }
     for name in &stale_config_maps {
         caches.confirm(&format!("ConfigMap/{name}"), None);
-        applied.deleted += delete(&config_maps, name).await?;
-        caches.forget_written(trigger, "ConfigMap", name);
     }
     for name in &stale_secrets {
         caches.confirm(&format!("Secret/{name}"), None);
-        applied.deleted += delete(&secrets, name).await?;
-        caches.forget_written(trigger, "Secret", name);
     }
+    let config_map_deletions = stale_config_maps.iter().map(|name| {
+        let api = &config_maps;
+        async move { Ok(("ConfigMap", name, delete(api, name).await?)) }
+    });
+    let secret_deletions = stale_secrets.iter().map(|name| {
+        let api = &secrets;
+        async move { Ok(("Secret", name, delete(api, name).await?)) }
+    });
+    let deletions: Vec<_> = config_map_deletions
+        .map(futures_util::future::Either::Left)
+        .chain(secret_deletions.map(futures_util::future::Either::Right))
+        .collect();
+    in_flight(deletions, |(kind, name, deleted)| {
+        applied.deleted += deleted;
+        caches.forget_written(trigger, kind, name);
+    })
+    .await?;
     caches.prune_confirmed();
     Ok(applied)
 }
 
-/// Runs `writes` [`IN_FLIGHT`] at a time, handing each answer to `done`; returns how many
-/// succeeded. After a failure no further write starts, those under way are awaited (what they
-/// wrote is recorded), and the first failure is returned.
+/// Runs `writes` (or deletions) [`IN_FLIGHT`] at a time, handing each answer to `done`;
+/// returns how many succeeded. After a failure no further one starts, those under way are
+/// awaited (what they did is recorded), and the first failure is returned.
 async fn in_flight<T>(
     writes: Vec<impl Future<Output = kube::Result<T>>>,
     mut done: impl FnMut(T),
