@@ -394,7 +394,7 @@ impl ClusterAgent {
                 Ok(evaluation) => 'written: {
                     metrics.evaluated(Some(evaluation.matching.len()), started.elapsed());
                     let cluster = self.destination.cluster();
-                    let publication = match report::publication_reusing(
+                    let mut publication = match report::publication_reusing(
                         cluster,
                         &source,
                         &evaluation.matching,

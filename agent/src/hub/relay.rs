@@ -271,7 +271,7 @@ async fn relay_reports(
             continue;
         }
         present.insert(name.clone());
-        let Some(publication) = relayed_publication(cluster, &local, secrets) else {
+        let Some(mut publication) = relayed_publication(cluster, &local, secrets) else {
             done = false;
             continue;
         };
