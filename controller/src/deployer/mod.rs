@@ -392,14 +392,16 @@ fn lanes(
 /// The one cluster a pass over profile `name` may deploy into or withdraw from, if there is
 /// exactly one and the management cluster is not a target.
 fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<ClusterRef> {
+    // Objects deployed into the management cluster, now or by an earlier spec a summary
+    // still records, may be withdrawn there.
+    let local = |spec: &ClusterProfileSpec| {
+        spec.policy_refs
+            .iter()
+            .any(|r| r.deployment_type == DeploymentType::Local)
+    };
     let mut touched = BTreeSet::new();
     if let Some(profile) = caches.profiles.get(&ObjectRef::new(name)) {
-        let local = profile
-            .spec
-            .policy_refs
-            .iter()
-            .any(|r| r.deployment_type == DeploymentType::Local);
-        if local {
+        if local(&profile.spec) {
             return None;
         }
         let selected = |set: &str| sets::selected(&caches.cluster_sets, set);
@@ -407,6 +409,9 @@ fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<Clu
         touched.extend(wanted.into_iter().map(|c| c.reference.clone()));
     }
     for summary in caches.by_profile.of(&caches.summaries, name) {
+        if local(&summary.spec.cluster_profile_spec) {
+            return None;
+        }
         touched.insert(ClusterRef {
             namespace: summary.spec.cluster_namespace.clone(),
             name: summary.spec.cluster_name.clone(),
