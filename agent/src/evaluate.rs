@@ -35,7 +35,7 @@ pub struct Evaluation<V = Value> {
 }
 
 /// An object as the evaluation reads it: its [`Facts`] for selection, the whole of it only
-/// for a script or a report. A `Value` (owned or shared) is read in place; the agent's caches
+/// for a script or a report. A `Value` is read in place; the agent's caches
 /// keep objects as text ([`crate::kept::Kept`]) and parse one only when it is read whole.
 pub trait Object: Clone {
     /// What selection reads.
@@ -59,18 +59,6 @@ impl Object for Value {
     }
     fn from_value(value: Value) -> Self {
         value
-    }
-}
-
-impl Object for Arc<Value> {
-    fn facts(&self) -> Cow<'_, Facts> {
-        Cow::Owned(Facts::of(self))
-    }
-    fn value(&self) -> std::result::Result<Cow<'_, Value>, String> {
-        Ok(Cow::Borrowed(self))
-    }
-    fn from_value(value: Value) -> Self {
-        Arc::new(value)
     }
 }
 
@@ -198,6 +186,8 @@ fn evaluate_with<V: Object>(
     let mut previous = std::mem::take(&mut cache.verdicts);
     let mut outcomes = vec![Outcome::default(); objects.len()];
     let mut kept: Vec<usize> = Vec::new();
+    // Once per object, not once per selector (a `Value`'s facts are made, not kept).
+    let facts: Vec<Cow<'_, Facts>> = objects.iter().map(Object::facts).collect();
     for (s, selector) in source.spec.resource_selectors.iter().enumerate() {
         let place = format!("resourceSelectors[{s}].evaluate");
         if !selector.evaluate_cel.is_empty() {
@@ -216,9 +206,8 @@ fn evaluate_with<V: Object>(
                     .map_err(|m| error(source, place.clone(), m))?,
             )
         };
-        for (i, object) in objects.iter().enumerate() {
-            let facts = object.facts();
-            let reason = rejection(selector, &facts).map_err(|m| Error::Selector {
+        for (i, (object, facts)) in objects.iter().zip(&facts).enumerate() {
+            let reason = rejection(selector, facts).map_err(|m| Error::Selector {
                 event_source: name(source),
                 message: m,
             })?;
@@ -278,8 +267,8 @@ fn evaluate_with<V: Object>(
             .and_then(|values| evaluate_aggregated(runtime, &script, &values))
             .map_err(|m| error(source, place, m))?;
         let chosen: std::collections::HashSet<_> = out.resources.iter().map(identity).collect();
-        for (outcome, object) in outcomes.iter_mut().zip(objects) {
-            outcome.matching = outcome.matching && chosen.contains(&object.facts().identity());
+        for (outcome, facts) in outcomes.iter_mut().zip(&facts) {
+            outcome.matching = outcome.matching && chosen.contains(&facts.identity());
             if outcome.selected && !out.message.is_empty() {
                 outcome.message.clone_from(&out.message);
             }

@@ -389,6 +389,15 @@ fn lanes(
     (alone, lanes)
 }
 
+/// The cluster a summary records a deployment in.
+fn summary_cluster(summary: &ClusterSummary) -> ClusterRef {
+    ClusterRef {
+        namespace: summary.spec.cluster_namespace.clone(),
+        name: summary.spec.cluster_name.clone(),
+        cluster_type: summary.spec.cluster_type,
+    }
+}
+
 /// The one cluster a pass over profile `name` may deploy into or withdraw from, if there is
 /// exactly one and the management cluster is not a target.
 fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<ClusterRef> {
@@ -412,11 +421,7 @@ fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<Clu
         if local(&summary.spec.cluster_profile_spec) {
             return None;
         }
-        touched.insert(ClusterRef {
-            namespace: summary.spec.cluster_namespace.clone(),
-            name: summary.spec.cluster_name.clone(),
-            cluster_type: summary.spec.cluster_type,
-        });
+        touched.insert(summary_cluster(&summary));
     }
     let mut touched = touched.into_iter();
     match (touched.next(), touched.next()) {
@@ -601,11 +606,7 @@ async fn reconcile(
             continue;
         }
         let spec = &summary.spec;
-        let reference = ClusterRef {
-            namespace: spec.cluster_namespace.clone(),
-            name: spec.cluster_name.clone(),
-            cluster_type: spec.cluster_type,
-        };
+        let reference = summary_cluster(summary);
         if caches.fleet.handled_elsewhere(&reference) {
             // Another shard's deployer keeps or withdraws it.
             continue;

@@ -290,29 +290,27 @@ pub async fn apply(
                 .map(|(name, _)| name),
         );
     }
-    for name in &stale_config_maps {
-        caches.confirm(&format!("ConfigMap/{name}"), None);
+    for (kind, stale) in [
+        ("ConfigMap", &stale_config_maps),
+        ("Secret", &stale_secrets),
+    ] {
+        let deletions = stale.iter().map(|name| {
+            caches.confirm(&format!("{kind}/{name}"), None);
+            let (config_maps, secrets) = (&config_maps, &secrets);
+            async move {
+                let deleted = match kind {
+                    "Secret" => delete(secrets, name).await?,
+                    _ => delete(config_maps, name).await?,
+                };
+                Ok((name, deleted))
+            }
+        });
+        in_flight(deletions.collect(), |(name, deleted)| {
+            applied.deleted += deleted;
+            caches.forget_written(trigger, kind, name);
+        })
+        .await?;
     }
-    for name in &stale_secrets {
-        caches.confirm(&format!("Secret/{name}"), None);
-    }
-    let config_map_deletions = stale_config_maps.iter().map(|name| {
-        let api = &config_maps;
-        async move { Ok(("ConfigMap", name, delete(api, name).await?)) }
-    });
-    let secret_deletions = stale_secrets.iter().map(|name| {
-        let api = &secrets;
-        async move { Ok(("Secret", name, delete(api, name).await?)) }
-    });
-    let deletions: Vec<_> = config_map_deletions
-        .map(futures_util::future::Either::Left)
-        .chain(secret_deletions.map(futures_util::future::Either::Right))
-        .collect();
-    in_flight(deletions, |(kind, name, deleted)| {
-        applied.deleted += deleted;
-        caches.forget_written(trigger, kind, name);
-    })
-    .await?;
     caches.prune_confirmed();
     Ok(applied)
 }
