@@ -54,6 +54,8 @@ pub enum Pass {
     Done,
     /// Something is pending or failed: try again later.
     Again,
+    /// Its time was up with work left: go on at once.
+    More,
 }
 
 /// Retry delays of failing names, and the count of passes by outcome.
@@ -85,12 +87,20 @@ impl Retries {
         let label = match &outcome {
             Ok(Pass::Done) => "done",
             Ok(Pass::Again) => "again",
+            Ok(Pass::More) => "more",
             Err(_) => "error",
         };
         self.telemetry.count_pass(self.controller, label);
-        if outcome.as_ref().is_ok_and(|p| *p == Pass::Done) {
-            self.delays.remove(&name);
-            return;
+        match outcome {
+            Ok(Pass::Done) => {
+                self.delays.remove(&name);
+                return;
+            }
+            Ok(Pass::More) => {
+                queue.mark(name);
+                return;
+            }
+            _ => {}
         }
         if let Err(error) = &outcome {
             tracing::warn!(%name, %error, "{what} pass failed; will retry");

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use api::labels::{
     AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
@@ -47,6 +48,8 @@ pub struct Applied {
     pub deleted: usize,
     /// Stale ClusterProfiles still terminating: ConfigMaps/Secrets wait for a later pass.
     pub waiting: bool,
+    /// The pass's time was up before every write was made: the next pass goes on.
+    pub partial: bool,
 }
 
 /// The source cluster an existing generated object's identity labels name.
@@ -130,6 +133,52 @@ fn holds<T: Any + Send + Sync, K: Resource>(
     same
 }
 
+/// How long a pass goes on starting writes; what is left goes to the next pass, planned anew
+/// at once, whose first writes are then those of the freshest reports.
+const BUDGET: Duration = Duration::from_millis(200);
+
+/// Writes of one chunk (of one cluster or several), [`IN_FLIGHT`] at a time.
+const CHUNK: usize = 4 * IN_FLIGHT;
+
+/// A cluster's generated objects and profiles that differ from the cache.
+#[derive(Default)]
+struct Differing<'a> {
+    generated: Vec<&'a Arc<Generated>>,
+    profiles: Vec<&'a Arc<ClusterProfile>>,
+}
+
+/// One write of a pass.
+enum Item<'a> {
+    Generated(&'a Arc<Generated>),
+    Profile(&'a Arc<ClusterProfile>),
+}
+
+/// Whether the cache holds `generated` as it is wanted.
+fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
+    let name = generated.name.as_str();
+    if generated.kind == "Secret" {
+        let current = caches
+            .secrets
+            .get(&ObjectRef::new(name).within(SVELTOS_NAMESPACE));
+        holds(caches, ("Secret", name), generated, current.as_ref(), |c| {
+            same_bytes(c.data.as_ref(), &generated.data)
+                && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
+                && meta_holds(&c.metadata, generated)
+        })
+    } else {
+        let current = caches
+            .config_maps
+            .get(&ObjectRef::new(name).within(SVELTOS_NAMESPACE));
+        holds(
+            caches,
+            ("ConfigMap", name),
+            generated,
+            current.as_ref(),
+            |c| same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated),
+        )
+    }
+}
+
 /// Applies `plan` for `trigger`.
 pub async fn apply(
     client: &Client,
@@ -140,46 +189,24 @@ pub async fn apply(
     let mut applied = Applied::default();
     let params = PatchParams::apply(FIELD_MANAGER).force();
 
-    // Generated ConfigMaps and Secrets first: a profile must never name one not yet there.
+    // What differs from the cache, by source cluster.
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
+    let profiles: Api<ClusterProfile> = Api::all(client.clone());
     let mut wanted = BTreeSet::new();
-    let mut writes = Vec::new();
+    let mut differing: BTreeMap<Option<ClusterRef>, Differing> = BTreeMap::new();
     for generated in &plan.desired.generated {
         wanted.insert((generated.kind.clone(), generated.name.clone()));
-        let secret = generated.kind == "Secret";
-        let kind = if secret { "Secret" } else { "ConfigMap" };
-        let object = (kind, generated.name.as_str());
-        let same = if secret {
-            let current = caches
-                .secrets
-                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            holds(caches, object, generated, current.as_ref(), |c| {
-                same_bytes(c.data.as_ref(), &generated.data)
-                    && c.type_.as_deref() == Some(CLUSTER_PROFILE_SECRET_TYPE)
-                    && meta_holds(&c.metadata, generated)
-            })
-        } else {
-            let current = caches
-                .config_maps
-                .get(&ObjectRef::new(&generated.name).within(SVELTOS_NAMESPACE));
-            holds(caches, object, generated, current.as_ref(), |c| {
-                same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated)
-            })
-        };
-        if !same {
-            writes.push(write_generated(&config_maps, &secrets, &params, generated));
+        if !generated_holds(caches, generated) {
+            let cluster = cluster_of(Some(&generated.labels));
+            differing
+                .entry(cluster)
+                .or_default()
+                .generated
+                .push(generated);
         }
     }
-    applied.written += in_flight(writes, |(kind, metadata)| {
-        let version = metadata.resource_version.clone();
-        caches.wrote(trigger, kind, &metadata, version);
-    })
-    .await?;
-    // ClusterProfiles.
-    let profiles: Api<ClusterProfile> = Api::all(client.clone());
     let mut wanted_profiles = BTreeSet::new();
-    let mut writes = Vec::new();
     for profile in &plan.desired.profiles {
         let name = profile.metadata.name.clone().unwrap_or_default();
         let current = caches.profiles.get(&ObjectRef::new(&name));
@@ -192,21 +219,62 @@ pub async fn apply(
                 )
         });
         if !same {
-            let (profiles, params) = (&profiles, &params);
-            writes.push(async move {
-                let name = profile.metadata.name.as_deref().unwrap_or_default();
-                profiles
-                    .patch(name, params, &Patch::Apply(profile.as_ref()))
-                    .await
-            });
+            let cluster = cluster_of(profile.metadata.labels.as_ref());
+            differing.entry(cluster).or_default().profiles.push(profile);
         }
         wanted_profiles.insert(name);
     }
-    applied.written += in_flight(writes, |written| {
-        let version = written.metadata.generation.map(|g| g.to_string());
-        caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
-    })
-    .await?;
+    // The freshest clusters' objects first, a chunk at a time, until the pass's time is up:
+    // an event in a busy fleet then waits for a chunk, not for the whole fleet's writes.
+    // Each cluster's generated ConfigMaps and Secrets go before its profiles, so a profile
+    // never names one not yet there.
+    let mut groups: Vec<_> = differing.into_iter().collect();
+    groups.sort_by_cached_key(|(cluster, _)| {
+        let changed = cluster.as_ref().and_then(|c| caches.changed_at(c));
+        (cluster.is_some(), std::cmp::Reverse(changed))
+    });
+    let items: Vec<Item> = groups
+        .into_iter()
+        .flat_map(|(_, group)| {
+            let generated = group.generated.into_iter().map(Item::Generated);
+            generated.chain(group.profiles.into_iter().map(Item::Profile))
+        })
+        .collect();
+    let started = Instant::now();
+    for (n, chunk) in items.chunks(CHUNK).enumerate() {
+        if n > 0 && started.elapsed() >= BUDGET {
+            applied.partial = true;
+            break;
+        }
+        let writes = chunk.iter().filter_map(|item| match item {
+            Item::Generated(generated) => {
+                Some(write_generated(&config_maps, &secrets, &params, generated))
+            }
+            Item::Profile(_) => None,
+        });
+        applied.written += in_flight(writes.collect(), |(kind, metadata)| {
+            let version = metadata.resource_version.clone();
+            caches.wrote(trigger, kind, &metadata, version);
+        })
+        .await?;
+        let writes = chunk.iter().filter_map(|item| match item {
+            Item::Profile(profile) => {
+                let (profiles, params) = (&profiles, &params);
+                Some(async move {
+                    let name = profile.metadata.name.as_deref().unwrap_or_default();
+                    profiles
+                        .patch(name, params, &Patch::Apply(profile.as_ref()))
+                        .await
+                })
+            }
+            Item::Generated(_) => None,
+        });
+        applied.written += in_flight(writes.collect(), |written| {
+            let version = written.metadata.generation.map(|g| g.to_string());
+            caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
+        })
+        .await?;
+    }
     let mut stale_profiles = Vec::new();
     for existing in caches.profiles.state() {
         let labels = existing.metadata.labels.as_ref();

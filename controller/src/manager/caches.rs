@@ -5,6 +5,7 @@ use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use api::labels::{EVENT_TRIGGER_NAME_LABEL, SVELTOS_NAMESPACE};
 use api::secret_data;
@@ -60,6 +61,9 @@ pub struct Caches {
     /// and the resourceVersion the cache showed. While both are unchanged, later passes need
     /// not compare them again.
     pub confirmed: Arc<Mutex<Confirmations>>,
+    /// When each source cluster's report last changed: a pass writes the freshest clusters'
+    /// objects first.
+    pub fresh: Arc<Mutex<HashMap<ClusterRef, Instant>>>,
 }
 
 /// [`Caches::confirmed`]: the confirmations, and the count at which those of objects gone
@@ -83,6 +87,18 @@ fn own_key(kind: &str, namespace: &str, name: &str) -> String {
 }
 
 impl Caches {
+    /// Notes that the report of `cluster` changed now.
+    pub fn report_changed(&self, cluster: ClusterRef) {
+        if let Ok(mut fresh) = self.fresh.lock() {
+            fresh.insert(cluster, Instant::now());
+        }
+    }
+
+    /// When the report of `cluster` last changed, if it did since the start.
+    pub fn changed_at(&self, cluster: &ClusterRef) -> Option<Instant> {
+        self.fresh.lock().ok()?.get(cluster).copied()
+    }
+
     /// Whether the cache showed `wanted` as object `key` (`Kind/name`) at `version` in an
     /// earlier pass.
     pub fn is_confirmed<T>(&self, key: &str, wanted: &Arc<T>, version: &str) -> bool {
@@ -367,6 +383,7 @@ mod tests {
             written: Arc::default(),
             status: Arc::default(),
             confirmed: Arc::default(),
+            fresh: Arc::default(),
         }
     }
 

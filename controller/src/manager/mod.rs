@@ -137,6 +137,7 @@ fn start_watches(
         written: Arc::default(),
         status: Arc::default(),
         confirmed: Arc::default(),
+        fresh: Arc::default(),
     };
 
     let mark = {
@@ -197,7 +198,15 @@ fn start_watches(
             let name = r.metadata.name.as_deref().unwrap_or_default();
             caches.status.source_changed(marks::report_source(&r));
             caches.status.report_changed(namespace, name);
-            mark(generations.work(&r, cached(&caches.reports, &r.metadata)));
+            let work = generations.work(&r, cached(&caches.reports, &r.metadata));
+            if !matches!(work, Work::Nothing) {
+                caches.report_changed(ClusterRef {
+                    namespace: r.spec.cluster_namespace.clone(),
+                    name: r.spec.cluster_name.clone(),
+                    cluster_type: r.spec.cluster_type,
+                });
+            }
+            mark(work);
             async {}
         })
     };
@@ -358,6 +367,13 @@ pub async fn reconcile(
         "planned"
     );
     let result = apply::apply(client, caches, name, &plan).await;
+    if let Ok(applied) = &result
+        && applied.partial
+    {
+        // The status tells of whole passes; the next one goes on at once.
+        tracing::debug!(trigger = name, written = applied.written, "pass goes on");
+        return Ok(Pass::More);
+    }
     let failure = result.as_ref().err().map(ToString::to_string);
     record_passes(caches, name, &plan, failure.as_deref());
     let outcome = Outcome {

@@ -1,0 +1,64 @@
+//! The whole system on the sandbox while the manager has a backlog of writes: a fresh event in
+//! another cluster does not wait for the backlog.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test set-up
+
+mod support;
+
+use std::time::Duration;
+
+use api::labels::CLUSTER_NAME_LABEL;
+use api::v1beta1::ClusterProfile;
+use futures_util::{StreamExt, stream};
+use kube::api::{Api, ListParams};
+use sandbox::faults::Fault;
+use support::{apply, eventually, network_policy_scenario, registered_clusters, service};
+
+/// Services (so events, profiles and generated ConfigMaps) waiting in the first cluster.
+const BACKLOG: usize = 600;
+
+/// The generated profiles of the source cluster `cluster`.
+async fn profiles_of(profiles: &Api<ClusterProfile>, cluster: &str) -> usize {
+    let selector = format!("{CLUSTER_NAME_LABEL}={cluster}");
+    let listed = profiles
+        .list(&ListParams::default().labels(&selector))
+        .await;
+    listed.unwrap().items.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_event_does_not_wait_for_the_managers_backlog() {
+    let (sandbox, mgmt, managed) = registered_clusters(2).await;
+    network_policy_scenario(&mgmt).await;
+    stream::iter(0..BACKLOG)
+        .for_each_concurrent(16, |i| apply(&managed[0], service(&format!("backlog-{i}"))))
+        .await;
+    // Every request to the management cluster waits, so the backlog's 1,200 writes (a
+    // ConfigMap and a profile per event) take seconds, 16 at a time.
+    let store = &sandbox.cluster("mgmt").unwrap().store;
+    store
+        .faults()
+        .inject(Fault::Latency { millis: 20 }, Duration::from_secs(120));
+    let _system = support::start_system(&mgmt);
+    let profiles: Api<ClusterProfile> = Api::all(mgmt.clone());
+    eventually("the backlog under way", || async {
+        profiles_of(&profiles, "cluster-1").await > 0
+    })
+    .await;
+
+    apply(&managed[1], service("fresh")).await;
+    eventually("the fresh event's profile", || async {
+        profiles_of(&profiles, "cluster-2").await == 1
+    })
+    .await;
+    let backlog_done = profiles_of(&profiles, "cluster-1").await;
+    assert!(
+        backlog_done < BACKLOG,
+        "the fresh event waited for the whole backlog ({backlog_done} of {BACKLOG} profiles)"
+    );
+    // And the backlog still completes.
+    store.faults().clear();
+    eventually("the whole backlog", || async {
+        profiles_of(&profiles, "cluster-1").await == BACKLOG
+    })
+    .await;
+}
