@@ -10,7 +10,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 use kube::runtime::watcher;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
 use crate::fleet::{ClusterScope, Fleet};
+use crate::identity::ClusterRef;
 
 /// Watches shared by the components of one process. Clones share them.
 #[derive(Clone)]
@@ -25,6 +30,9 @@ pub struct Watches {
     pub sveltos_clusters: Shared<SveltosCluster>,
     /// The registered clusters of this process's scope, made once for every component.
     pub fleet: Fleet,
+    /// When each source cluster's report last changed (the manager tells): the manager
+    /// writes, and the deployer deploys, the freshest clusters' work first.
+    pub fresh: Freshness,
 }
 
 impl Watches {
@@ -43,6 +51,7 @@ impl Watches {
             cluster_sets: Shared::start(client, all()),
             sveltos_clusters,
             fleet: Fleet::new(registry, scope),
+            fresh: Freshness::default(),
         }
     }
 
@@ -50,5 +59,24 @@ impl Watches {
     pub fn fleet_changes(&self) -> BoxStream<'static, ()> {
         let sveltos = self.sveltos_clusters.objects().map(|_| ());
         futures_util::stream::select(sveltos, self.fleet.registry.capi.changes()).boxed()
+    }
+}
+
+/// When each source cluster's report last changed, since the process started (one entry per
+/// cluster that had a report). Clones share it.
+#[derive(Clone, Default)]
+pub struct Freshness(Arc<Mutex<HashMap<ClusterRef, Instant>>>);
+
+impl Freshness {
+    /// Notes that the report of `cluster` changed now.
+    pub fn changed(&self, cluster: ClusterRef) {
+        if let Ok(mut fresh) = self.0.lock() {
+            fresh.insert(cluster, Instant::now());
+        }
+    }
+
+    /// When the report of `cluster` last changed, if it did since the start.
+    pub fn at(&self, cluster: &ClusterRef) -> Option<Instant> {
+        self.0.lock().ok()?.get(cluster).copied()
     }
 }

@@ -13,6 +13,7 @@ pub mod index;
 pub mod manifests;
 pub mod marks;
 pub mod metadata;
+pub mod schedule;
 pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,7 +28,8 @@ use api::v1beta1::{
     ClusterProfile, ClusterProfileSpec, ClusterReport, ClusterSet, ClusterSummary, DeploymentType,
     FeatureId, FeatureStatus, ResourceReport, Set, SyncMode,
 };
-use futures_util::{StreamExt, stream};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -43,11 +45,12 @@ use crate::manager::caches::referenced;
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
-use crate::watches::Watches;
+use crate::watches::{Freshness, Watches};
 use clusters::watch::{Settled, events, reflect};
 use deploy::{Deployer, Outcome};
 use echoes::Echoes;
 use index::{ByProfile, ByReference, profile_of};
+use schedule::Schedule;
 use targets::Targets;
 use tokio::sync::Notify;
 
@@ -92,6 +95,8 @@ pub struct Caches {
     pub by_reference: ByReference,
     /// Summary and profile writes whose watch events are still on the way.
     pub echoes: Arc<Echoes>,
+    /// When each source cluster's report last changed (the manager tells).
+    pub fresh: Freshness,
 }
 
 impl Caches {
@@ -170,6 +175,7 @@ pub async fn run(
         by_profile: ByProfile::default(),
         by_reference: ByReference::default(),
         echoes: Arc::new(Echoes::new(Arc::clone(&queue))),
+        fresh: shared.fresh.clone(),
     };
 
     let mark_all = {
@@ -352,42 +358,35 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
             retries.record(queue, "ClusterProfile", name, outcome);
         }
     };
+    let mut schedule = Schedule::default();
+    let mut running = FuturesUnordered::new();
     loop {
-        let (alone, lanes) = lanes(&caches, queue.next_batch().await);
-        for name in alone {
-            pass(name).await;
+        while running.len() < LANES {
+            let Some((name, lane)) = schedule.start(|c| caches.fresh.at(c)) else {
+                break;
+            };
+            running.push(async move {
+                pass(name.clone()).await;
+                (name, lane)
+            });
         }
-        stream::iter(lanes.into_values())
-            .for_each_concurrent(LANES, |names| async {
-                for name in names {
-                    pass(name).await;
+        tokio::select! {
+            marked = queue.next_batch() => {
+                let clusters = caches.fleet.in_scope();
+                for name in marked {
+                    let lane = only_cluster(&caches, &clusters, &name);
+                    schedule.mark(name, lane);
                 }
-            })
-            .await;
-    }
-}
-
-/// Destination clusters whose profiles are deployed at once, one profile at a time in each.
-const LANES: usize = 8;
-
-/// Splits a batch of profiles into those whose pass may change several clusters (or the
-/// management cluster), which run alone, and lanes of those that change one cluster each:
-/// two passes never deploy into one cluster at once, where one profile's objects could
-/// race another's for ownership.
-fn lanes(
-    caches: &Caches,
-    batch: BTreeSet<String>,
-) -> (Vec<String>, BTreeMap<ClusterRef, Vec<String>>) {
-    let (mut alone, mut lanes) = (Vec::new(), BTreeMap::<_, Vec<_>>::new());
-    let clusters = caches.fleet.in_scope();
-    for name in batch {
-        match only_cluster(caches, &clusters, &name) {
-            Some(cluster) => lanes.entry(cluster).or_default().push(name),
-            None => alone.push(name),
+            }
+            Some((name, lane)) = running.next(), if !running.is_empty() => {
+                schedule.done(&name, &lane);
+            }
         }
     }
-    (alone, lanes)
 }
+
+/// Passes that run at once, each in its own lane (destination cluster).
+const LANES: usize = 8;
 
 /// The cluster a summary records a deployment in.
 fn summary_cluster(summary: &ClusterSummary) -> ClusterRef {

@@ -230,7 +230,7 @@ pub async fn apply(
     // never names one not yet there.
     let mut groups: Vec<_> = differing.into_iter().collect();
     groups.sort_by_cached_key(|(cluster, _)| {
-        let changed = cluster.as_ref().and_then(|c| caches.changed_at(c));
+        let changed = cluster.as_ref().and_then(|c| caches.fresh.at(c));
         (cluster.is_some(), std::cmp::Reverse(changed))
     });
     let items: Vec<Item> = groups

@@ -5,7 +5,6 @@ use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use api::labels::{EVENT_TRIGGER_NAME_LABEL, SVELTOS_NAMESPACE};
 use api::secret_data;
@@ -22,6 +21,7 @@ use crate::fleet::{Cluster, Fleet};
 use crate::identity::ClusterRef;
 use crate::instantiate::{Lookup, Referenced};
 use crate::plan::World;
+use crate::watches::Freshness;
 
 /// Reflector stores of everything the manager reads.
 #[derive(Clone)]
@@ -63,7 +63,7 @@ pub struct Caches {
     pub confirmed: Arc<Mutex<Confirmations>>,
     /// When each source cluster's report last changed: a pass writes the freshest clusters'
     /// objects first.
-    pub fresh: Arc<Mutex<HashMap<ClusterRef, Instant>>>,
+    pub fresh: Freshness,
 }
 
 /// [`Caches::confirmed`]: the confirmations, and the count at which those of objects gone
@@ -87,18 +87,6 @@ fn own_key(kind: &str, namespace: &str, name: &str) -> String {
 }
 
 impl Caches {
-    /// Notes that the report of `cluster` changed now.
-    pub fn report_changed(&self, cluster: ClusterRef) {
-        if let Ok(mut fresh) = self.fresh.lock() {
-            fresh.insert(cluster, Instant::now());
-        }
-    }
-
-    /// When the report of `cluster` last changed, if it did since the start.
-    pub fn changed_at(&self, cluster: &ClusterRef) -> Option<Instant> {
-        self.fresh.lock().ok()?.get(cluster).copied()
-    }
-
     /// Whether the cache showed `wanted` as object `key` (`Kind/name`) at `version` in an
     /// earlier pass.
     pub fn is_confirmed<T>(&self, key: &str, wanted: &Arc<T>, version: &str) -> bool {
@@ -383,7 +371,7 @@ mod tests {
             written: Arc::default(),
             status: Arc::default(),
             confirmed: Arc::default(),
-            fresh: Arc::default(),
+            fresh: Freshness::default(),
         }
     }
 

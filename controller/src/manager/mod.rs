@@ -137,7 +137,7 @@ fn start_watches(
         written: Arc::default(),
         status: Arc::default(),
         confirmed: Arc::default(),
-        fresh: Arc::default(),
+        fresh: shared.fresh.clone(),
     };
 
     let mark = {
@@ -200,7 +200,7 @@ fn start_watches(
             caches.status.report_changed(namespace, name);
             let work = generations.work(&r, cached(&caches.reports, &r.metadata));
             if !matches!(work, Work::Nothing) {
-                caches.report_changed(ClusterRef {
+                caches.fresh.changed(ClusterRef {
                     namespace: r.spec.cluster_namespace.clone(),
                     name: r.spec.cluster_name.clone(),
                     cluster_type: r.spec.cluster_type,

@@ -145,6 +145,28 @@ pub fn start_system_onboarding(
     tasks
 }
 
+/// The agent (hub mode) and the manager against `mgmt`, without the deployer, which
+/// [`start_deployer`] starts later with the watches returned.
+pub fn start_agent_and_manager(mgmt: &Client) -> (Vec<JoinHandle<()>>, Watches) {
+    let capi = clusters::capi::watch(mgmt.clone(), None);
+    let agent = agent::hub::run(mgmt.clone(), capi.clone(), std::future::pending());
+    let watches = Watches::start(mgmt, ClusterScope::default(), capi);
+    let (m, w) = (mgmt.clone(), watches.clone());
+    let manager = async move {
+        let _ = controller::manager::run(m, w, Telemetry::new(), std::future::pending()).await;
+    };
+    (vec![tokio::spawn(agent), tokio::spawn(manager)], watches)
+}
+
+/// The deployer against `mgmt`, sharing `watches` with the manager of the same process.
+pub fn start_deployer(mgmt: &Client, watches: Watches) -> JoinHandle<()> {
+    let d = mgmt.clone();
+    tokio::spawn(async move {
+        let _ =
+            controller::deployer::run(d, watches, Telemetry::new(), std::future::pending()).await;
+    })
+}
+
 /// The manager and the deployer against `mgmt`, handling the clusters of `scope`.
 pub fn start_controllers(
     mgmt: &Client,
