@@ -84,6 +84,19 @@ impl ReportEvents {
         Self::decode_sealed(report, &BTreeMap::new(), documents)
     }
 
+    /// Keeps this decode's collected objects in `documents` for the plan under way, as a
+    /// decode would have: taken from a report decoded earlier, they are still there to reuse
+    /// when the report changes.
+    pub fn keep_documents(&self, documents: &mut DocumentMemo) {
+        for collected in &self.resources {
+            let document = (
+                Arc::clone(&collected.document),
+                Arc::clone(&collected.reference),
+            );
+            documents.keep(collected.digest, document);
+        }
+    }
+
     /// [`ReportEvents::decode`], putting back into collected Secrets the data the agent moved
     /// to the report's companion Secret (`sealed`: its data, by document key).
     pub fn decode_sealed(

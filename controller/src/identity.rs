@@ -28,6 +28,20 @@ pub struct Identity<'a> {
     pub cloud_event: Option<(&'a str, &'a str)>,
 }
 
+/// The source cluster a generated object's identity labels name.
+pub fn source_cluster(labels: Option<&BTreeMap<String, String>>) -> Option<ClusterRef> {
+    let labels = labels?;
+    let cluster_type = labels
+        .get(labels::CLUSTER_TYPE_LABEL)
+        .and_then(|t| api::v1beta1::ClusterType::parse(t))
+        .unwrap_or_default();
+    Some(ClusterRef {
+        namespace: labels.get(labels::CLUSTER_NAMESPACE_LABEL)?.clone(),
+        name: labels.get(labels::CLUSTER_NAME_LABEL)?.clone(),
+        cluster_type,
+    })
+}
+
 /// Labels every generated object of `identity` carries (ClusterProfiles, instantiated
 /// ConfigMaps/Secrets, generator outputs), plus the tenant labels copied from the trigger.
 pub fn identity_labels(
@@ -142,6 +156,28 @@ mod tests {
             name: "c1".into(),
             cluster_type: ClusterType::Sveltos,
         }
+    }
+
+    #[test]
+    fn the_identity_labels_name_the_source_cluster_back() {
+        for cluster_type in [ClusterType::Sveltos, ClusterType::Capi] {
+            let cluster = ClusterRef {
+                cluster_type,
+                ..cluster()
+            };
+            let identity = Identity {
+                trigger: "t",
+                cluster: &cluster,
+                event_source: "s",
+                resource: None,
+                cloud_event: None,
+            };
+            let labels = identity_labels(&identity, &BTreeMap::new());
+            assert_eq!(source_cluster(Some(&labels)), Some(cluster));
+        }
+        assert_eq!(source_cluster(None), None);
+        let hand_written = BTreeMap::from([("app".to_owned(), "x".to_owned())]);
+        assert_eq!(source_cluster(Some(&hand_written)), None);
     }
 
     #[test]

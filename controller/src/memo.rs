@@ -92,6 +92,12 @@ impl<T: Clone> Memo<T> {
         Ok(output)
     }
 
+    /// Keeps `output` under `key` for this plan, as if it had been computed.
+    pub fn keep(&mut self, key: Digest, output: T) {
+        self.last.remove(&key);
+        self.current.insert(key, output);
+    }
+
     /// Ends a plan: outputs it did not use are forgotten, so memory follows the live units.
     pub fn finish(&mut self) {
         self.last = std::mem::take(&mut self.current);

@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 
 use crate::engine::GoTemplates;
 use crate::fleet::{Cluster, Fleet, select};
-use crate::identity::ClusterRef;
+use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::caches::referenced;
 use crate::queue::{Pass, Queue, Retries};
@@ -362,7 +362,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     let mut running = FuturesUnordered::new();
     loop {
         while running.len() < LANES {
-            let Some((name, lane)) = schedule.start(|c| caches.fresh.at(c)) else {
+            let Some((name, lane)) = schedule.start() else {
                 break;
             };
             running.push(async move {
@@ -375,7 +375,11 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 let clusters = caches.fleet.in_scope();
                 for name in marked {
                     let lane = only_cluster(&caches, &clusters, &name);
-                    schedule.mark(name, lane);
+                    // A generated profile is as fresh as the report of its source cluster.
+                    let profile = caches.profiles.get(&ObjectRef::new(&name));
+                    let source = profile.and_then(|p| source_cluster(p.metadata.labels.as_ref()));
+                    let fresh = source.and_then(|c| caches.fresh.at(&c));
+                    schedule.mark(name, lane, fresh);
                 }
             }
             Some((name, lane)) = running.next(), if !running.is_empty() => {

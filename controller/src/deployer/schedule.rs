@@ -20,10 +20,8 @@ pub type Lane = Option<ClusterRef>;
 pub struct Schedule {
     /// Waiting profiles: when first marked (a count) and their lane.
     waiting: HashMap<String, (u64, Lane)>,
-    /// Waiting profiles by lane, oldest first.
-    lanes: HashMap<Lane, BTreeSet<(u64, String)>>,
-    /// Waiting profiles, oldest first.
-    order: BTreeSet<(u64, String)>,
+    /// Waiting profiles by lane.
+    lanes: HashMap<Lane, Waiting>,
     marks: u64,
     running: HashSet<String>,
     busy: HashSet<ClusterRef>,
@@ -32,36 +30,39 @@ pub struct Schedule {
     oldest_turn: bool,
 }
 
-impl Schedule {
-    /// Marks `name`, whose pass changes `lane`. One already waiting keeps its place.
-    pub fn mark(&mut self, name: String, lane: Lane) {
-        if let Some((at, old)) = self.waiting.get(&name).cloned() {
-            if old == lane {
-                return;
-            }
-            self.remove(&name, at, &old);
-            self.insert(name, at, lane);
-            return;
-        }
-        self.marks += 1;
-        self.insert(name, self.marks, lane);
-    }
+/// The profiles waiting in one lane, oldest first, and the freshest report change of its
+/// cluster seen when one was marked.
+#[derive(Default)]
+struct Waiting {
+    profiles: BTreeSet<(u64, String)>,
+    fresh: Option<Instant>,
+}
 
-    fn insert(&mut self, name: String, at: u64, lane: Lane) {
-        self.order.insert((at, name.clone()));
-        self.lanes
-            .entry(lane.clone())
-            .or_default()
-            .insert((at, name.clone()));
+impl Schedule {
+    /// Marks `name`, whose pass changes `lane` (whose cluster's report last changed at
+    /// `fresh`). One already waiting keeps its place.
+    pub fn mark(&mut self, name: String, lane: Lane, fresh: Option<Instant>) {
+        let at = match self.waiting.get(&name).cloned() {
+            Some((at, old)) if old == lane => at,
+            Some((at, old)) => {
+                self.remove(&name, at, &old);
+                at
+            }
+            None => {
+                self.marks += 1;
+                self.marks
+            }
+        };
+        let waiting = self.lanes.entry(lane.clone()).or_default();
+        waiting.profiles.insert((at, name.clone()));
+        waiting.fresh = waiting.fresh.max(fresh);
         self.waiting.insert(name, (at, lane));
     }
 
     fn remove(&mut self, name: &str, at: u64, lane: &Lane) {
-        let key = (at, name.to_owned());
-        self.order.remove(&key);
         if let Some(waiting) = self.lanes.get_mut(lane) {
-            waiting.remove(&key);
-            if waiting.is_empty() {
+            waiting.profiles.remove(&(at, name.to_owned()));
+            if waiting.profiles.is_empty() {
                 self.lanes.remove(lane);
             }
         }
@@ -73,53 +74,44 @@ impl Schedule {
         self.running.is_empty()
     }
 
-    /// The next profile to start, with its lane, if one may start now (`fresh` tells when
-    /// a cluster's report last changed). It counts as running until [`Schedule::done`].
-    pub fn start(
-        &mut self,
-        fresh: impl Fn(&ClusterRef) -> Option<Instant>,
-    ) -> Option<(String, Lane)> {
+    /// The next profile to start, with its lane, if one may start now. It counts as
+    /// running until [`Schedule::done`].
+    pub fn start(&mut self) -> Option<(String, Lane)> {
         if self.alone {
             return None;
         }
+        let first = |waiting: &Waiting| {
+            let running = &self.running;
+            waiting
+                .profiles
+                .iter()
+                .find(|(_, name)| !running.contains(name))
+                .cloned()
+        };
         // A profile that runs alone goes first, once every lane is done.
         if let Some(waiting) = self.lanes.get(&None) {
-            let (at, name) = waiting
-                .iter()
-                .find(|(_, name)| !self.running.contains(name))?
-                .clone();
+            let (at, name) = first(waiting)?;
             if !self.running.is_empty() {
                 return None;
             }
             self.alone = true;
             return Some(self.begin(name, at, None));
         }
-        let free = |lane: &Lane, name: &str| {
-            lane.as_ref().is_some_and(|c| !self.busy.contains(c)) && !self.running.contains(name)
-        };
-        let freshest = || {
-            self.lanes
-                .iter()
-                .filter_map(|(lane, waiting)| {
-                    let (at, name) = waiting.iter().find(|(_, n)| free(lane, n))?;
-                    let changed = lane.as_ref().and_then(&fresh);
-                    Some(((changed, std::cmp::Reverse(*at)), (*at, name.clone(), lane)))
-                })
-                .max_by(|a, b| a.0.cmp(&b.0))
-                .map(|(_, pick)| pick)
-        };
-        let oldest = || {
-            self.order.iter().find_map(|(at, name)| {
-                let lane = &self.waiting.get(name)?.1;
-                free(lane, name).then(|| (*at, name.clone(), lane))
-            })
-        };
+        // Each free lane's longest waiting profile, with the lane's freshness.
+        let heads = self.lanes.iter().filter_map(|(lane, waiting)| {
+            let cluster = lane.as_ref()?;
+            if self.busy.contains(cluster) {
+                return None;
+            }
+            let (at, name) = first(waiting)?;
+            Some((waiting.fresh, at, name, lane))
+        });
         let pick = if self.oldest_turn {
-            oldest().or_else(freshest)
+            heads.min_by_key(|(_, at, _, _)| *at)
         } else {
-            freshest().or_else(oldest)
+            heads.max_by_key(|(fresh, at, _, _)| (*fresh, std::cmp::Reverse(*at)))
         };
-        let (at, name, lane) = pick.map(|(at, name, lane)| (at, name, lane.clone()))?;
+        let (_, at, name, lane) = pick.map(|(f, at, name, lane)| (f, at, name, lane.clone()))?;
         self.oldest_turn = !self.oldest_turn;
         Some(self.begin(name, at, lane))
     }
@@ -159,74 +151,65 @@ mod tests {
         })
     }
 
-    fn never(_: &ClusterRef) -> Option<Instant> {
-        None
-    }
-
     #[test]
     fn one_pass_at_a_time_in_a_lane_and_a_free_lane_never_waits_for_a_busy_one() {
         let mut s = Schedule::default();
-        s.mark("a1".into(), cluster("a"));
-        s.mark("a2".into(), cluster("a"));
-        s.mark("b1".into(), cluster("b"));
-        let first = s.start(never).unwrap();
-        let second = s.start(never).unwrap();
+        s.mark("a1".into(), cluster("a"), None);
+        s.mark("a2".into(), cluster("a"), None);
+        s.mark("b1".into(), cluster("b"), None);
+        let first = s.start().unwrap();
+        let second = s.start().unwrap();
         assert_eq!((first.0.as_str(), second.0.as_str()), ("a1", "b1"));
-        assert_eq!(s.start(never), None, "a2 waits for a1's lane");
-        s.mark("c1".into(), cluster("c"));
-        assert_eq!(s.start(never).unwrap().0, "c1", "a new lane starts at once");
+        assert_eq!(s.start(), None, "a2 waits for a1's lane");
+        s.mark("c1".into(), cluster("c"), None);
+        assert_eq!(s.start().unwrap().0, "c1", "a new lane starts at once");
         s.done("a1", &cluster("a"));
-        assert_eq!(s.start(never).unwrap().0, "a2");
+        assert_eq!(s.start().unwrap().0, "a2");
     }
 
     #[test]
     fn a_profile_marked_while_it_runs_runs_again_after_and_never_twice_at_once() {
         let mut s = Schedule::default();
-        s.mark("p".into(), cluster("a"));
-        let (name, lane) = s.start(never).unwrap();
+        s.mark("p".into(), cluster("a"), None);
+        let (name, lane) = s.start().unwrap();
         // Its lane changed meanwhile: still not a second run at once.
-        s.mark("p".into(), cluster("b"));
-        s.mark("p".into(), cluster("b"));
-        assert_eq!(s.start(never), None);
+        s.mark("p".into(), cluster("b"), None);
+        s.mark("p".into(), cluster("b"), None);
+        assert_eq!(s.start(), None);
         s.done(&name, &lane);
-        assert_eq!(s.start(never), Some(("p".into(), cluster("b"))));
-        assert_eq!(s.start(never), None);
+        assert_eq!(s.start(), Some(("p".into(), cluster("b"))));
+        assert_eq!(s.start(), None);
     }
 
     #[test]
     fn a_profile_that_runs_alone_waits_for_the_lanes_and_holds_them_meanwhile() {
         let mut s = Schedule::default();
-        s.mark("a1".into(), cluster("a"));
-        let a1 = s.start(never).unwrap();
-        s.mark("local".into(), None);
-        s.mark("b1".into(), cluster("b"));
-        assert_eq!(
-            s.start(never),
-            None,
-            "b1 waits behind the one that runs alone"
-        );
+        s.mark("a1".into(), cluster("a"), None);
+        let a1 = s.start().unwrap();
+        s.mark("local".into(), None, None);
+        s.mark("b1".into(), cluster("b"), None);
+        assert_eq!(s.start(), None, "b1 waits behind the one that runs alone");
         s.done(&a1.0, &a1.1);
-        assert_eq!(s.start(never), Some(("local".into(), None)));
-        assert_eq!(s.start(never), None);
+        assert_eq!(s.start(), Some(("local".into(), None)));
+        assert_eq!(s.start(), None);
         s.done("local", &None);
-        assert_eq!(s.start(never).unwrap().0, "b1");
+        assert_eq!(s.start().unwrap().0, "b1");
         assert!(!s.idle());
     }
 
     #[test]
     fn picks_alternate_between_the_freshest_cluster_and_the_longest_waiting() {
         let mut s = Schedule::default();
-        for n in 0..3 {
-            s.mark(format!("old-{n}"), cluster(&format!("old-{n}")));
-        }
-        s.mark("new".into(), cluster("new"));
         let now = Instant::now();
-        let fresh = |c: &ClusterRef| match c.name.as_str() {
-            "new" => Some(now),
-            "old-1" => Some(now - Duration::from_secs(5)),
-            _ => None,
-        };
-        let order: Vec<String> = std::iter::from_fn(|| s.start(fresh).map(|(n, _)| n)).collect();
+        s.mark("old-0".into(), cluster("old-0"), None);
+        s.mark(
+            "old-1".into(),
+            cluster("old-1"),
+            Some(now - Duration::from_secs(5)),
+        );
+        s.mark("old-2".into(), cluster("old-2"), None);
+        s.mark("new".into(), cluster("new"), Some(now));
+        let order: Vec<String> = std::iter::from_fn(|| s.start().map(|(n, _)| n)).collect();
         assert_eq!(order, ["new", "old-0", "old-1", "old-2"]);
     }
 }

@@ -10,13 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use api::labels::{
-    AGENT_SOURCES_LABEL, CLUSTER_NAME_LABEL, CLUSTER_NAMESPACE_LABEL, CLUSTER_PROFILE_SECRET_TYPE,
-    CLUSTER_TYPE_LABEL, SVELTOS_NAMESPACE,
-};
+use api::labels::{AGENT_SOURCES_LABEL, CLUSTER_PROFILE_SECRET_TYPE, SVELTOS_NAMESPACE};
 use api::v1beta1::{
-    ClusterProfile, ClusterType, agent_sources_cluster, agent_sources_config_map_name,
-    agent_sources_key,
+    ClusterProfile, agent_sources_cluster, agent_sources_config_map_name, agent_sources_key,
 };
 use futures_util::{StreamExt, stream};
 use k8s_openapi::ByteString;
@@ -26,7 +22,7 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client, Resource, ResourceExt};
 
-use crate::identity::ClusterRef;
+use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::Generated;
 use crate::manager::caches::{Caches, generated_by};
 use crate::plan::Plan;
@@ -50,26 +46,14 @@ pub struct Applied {
     pub waiting: bool,
     /// The pass's time was up before every write was made: the next pass goes on.
     pub partial: bool,
-}
-
-/// The source cluster an existing generated object's identity labels name.
-fn cluster_of(labels: Option<&BTreeMap<String, String>>) -> Option<ClusterRef> {
-    let labels = labels?;
-    let cluster_type = labels
-        .get(CLUSTER_TYPE_LABEL)
-        .and_then(|t| ClusterType::parse(t))
-        .unwrap_or_default();
-    Some(ClusterRef {
-        namespace: labels.get(CLUSTER_NAMESPACE_LABEL)?.clone(),
-        name: labels.get(CLUSTER_NAME_LABEL)?.clone(),
-        cluster_type,
-    })
+    /// Time spent writing ConfigMaps, Secrets and profiles.
+    pub writing: Duration,
 }
 
 /// Whether an existing object belongs to a cluster this pass leaves as it is: its pass
 /// failed, it is paused, or another shard's manager handles it.
 fn untouched(labels: Option<&BTreeMap<String, String>>, plan: &Plan, caches: &Caches) -> bool {
-    cluster_of(labels).is_some_and(|cluster| {
+    source_cluster(labels).is_some_and(|cluster| {
         plan.failures.contains_key(&cluster)
             || plan.held.contains_key(&cluster)
             || caches.fleet.handled_elsewhere(&cluster)
@@ -133,9 +117,9 @@ fn holds<T: Any + Send + Sync, K: Resource>(
     same
 }
 
-/// How long a pass goes on starting writes; what is left goes to the next pass, planned anew
-/// at once, whose first writes are then those of the freshest reports.
-const BUDGET: Duration = Duration::from_millis(200);
+/// How long a pass goes on starting writes at least; what is left goes to the next pass,
+/// planned anew at once, whose first writes are then those of the freshest reports.
+pub const BUDGET: Duration = Duration::from_millis(200);
 
 /// Writes of one chunk (of one cluster or several), [`IN_FLIGHT`] at a time.
 const CHUNK: usize = 4 * IN_FLIGHT;
@@ -179,12 +163,13 @@ fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
     }
 }
 
-/// Applies `plan` for `trigger`.
+/// Applies `plan` for `trigger`, starting no write chunk after `budget` of writing.
 pub async fn apply(
     client: &Client,
     caches: &Caches,
     trigger: &str,
     plan: &Plan,
+    budget: Duration,
 ) -> kube::Result<Applied> {
     let mut applied = Applied::default();
     let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -196,9 +181,9 @@ pub async fn apply(
     let mut wanted = BTreeSet::new();
     let mut differing: BTreeMap<Option<ClusterRef>, Differing> = BTreeMap::new();
     for generated in &plan.desired.generated {
-        wanted.insert((generated.kind.clone(), generated.name.clone()));
+        wanted.insert((generated.kind.as_str(), generated.name.as_str()));
         if !generated_holds(caches, generated) {
-            let cluster = cluster_of(Some(&generated.labels));
+            let cluster = source_cluster(Some(&generated.labels));
             differing
                 .entry(cluster)
                 .or_default()
@@ -219,7 +204,7 @@ pub async fn apply(
                 )
         });
         if !same {
-            let cluster = cluster_of(profile.metadata.labels.as_ref());
+            let cluster = source_cluster(profile.metadata.labels.as_ref());
             differing.entry(cluster).or_default().profiles.push(profile);
         }
         wanted_profiles.insert(name);
@@ -242,7 +227,7 @@ pub async fn apply(
         .collect();
     let started = Instant::now();
     for (n, chunk) in items.chunks(CHUNK).enumerate() {
-        if n > 0 && started.elapsed() >= BUDGET {
+        if n > 0 && started.elapsed() >= budget {
             applied.partial = true;
             break;
         }
@@ -275,6 +260,7 @@ pub async fn apply(
         })
         .await?;
     }
+    applied.writing = started.elapsed();
     let mut stale_profiles = Vec::new();
     for existing in caches.profiles.state() {
         let labels = existing.metadata.labels.as_ref();
@@ -287,11 +273,9 @@ pub async fn apply(
         }
     }
     // Written by an earlier pass but not in the cache yet: stale all the same.
-    for (name, labels) in caches.written_for(trigger, "ClusterProfile") {
-        if !wanted_profiles.contains(&name)
-            && !stale_profiles.contains(&name)
-            && !untouched(Some(&labels), plan, caches)
-        {
+    let wanted_profile = |name: &str| wanted_profiles.contains(name);
+    for (name, labels) in caches.written_for(trigger, "ClusterProfile", wanted_profile) {
+        if !stale_profiles.contains(&name) && !untouched(Some(&labels), plan, caches) {
             stale_profiles.push(name);
         }
     }
@@ -325,7 +309,7 @@ pub async fn apply(
     let stale = |metadata: &ObjectMeta, kind: &str| {
         metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE)
             && generated_by(metadata.labels.as_ref(), trigger)
-            && !wanted.contains(&(kind.to_string(), metadata.name.clone().unwrap_or_default()))
+            && !wanted.contains(&(kind, metadata.name.as_deref().unwrap_or_default()))
             && !untouched(metadata.labels.as_ref(), plan, caches)
     };
     let stale_names = |existing: Vec<&ObjectMeta>, kind: &str| -> BTreeSet<String> {
@@ -349,12 +333,9 @@ pub async fn apply(
     ] {
         stale.extend(
             caches
-                .written_for(trigger, kind)
+                .written_for(trigger, kind, |name| wanted.contains(&(kind, name)))
                 .into_iter()
-                .filter(|(name, labels)| {
-                    !wanted.contains(&(kind.to_owned(), name.clone()))
-                        && !untouched(Some(labels), plan, caches)
-                })
+                .filter(|(_, labels)| !untouched(Some(labels), plan, caches))
                 .map(|(name, _)| name),
         );
     }

@@ -64,7 +64,13 @@ pub struct Caches {
     /// When each source cluster's report last changed: a pass writes the freshest clusters'
     /// objects first.
     pub fresh: Freshness,
+    /// Each report's events as last decoded, by place, with the resourceVersion decoded: a
+    /// pass decodes again only the reports that changed.
+    pub decoded: Arc<Mutex<Decoded>>,
 }
+
+/// Reports' events as last decoded: by (namespace, name), with the resourceVersion decoded.
+pub type Decoded = HashMap<(String, String), (String, ReportEvents)>;
 
 /// [`Caches::confirmed`]: the confirmations, and the count at which those of objects gone
 /// are let go.
@@ -166,11 +172,13 @@ impl Caches {
         }
     }
 
-    /// The generated objects of `kind` that `trigger`'s passes wrote: names and labels.
+    /// The generated objects of `kind` that `trigger`'s passes wrote and `wanted` does not
+    /// want: names and labels.
     pub fn written_for(
         &self,
         trigger: &str,
         kind: &str,
+        wanted: impl Fn(&str) -> bool,
     ) -> Vec<(String, BTreeMap<String, String>)> {
         self.written
             .lock()
@@ -179,7 +187,7 @@ impl Caches {
                     .get(trigger)
                     .into_iter()
                     .flatten()
-                    .filter(|((k, _), _)| k == kind)
+                    .filter(|((k, name), _)| k == kind && !wanted(name))
                     .map(|((_, name), labels)| (name.clone(), labels.clone()))
                     .collect()
             })
@@ -337,10 +345,30 @@ impl World for Caches {
         if report.metadata.deletion_timestamp.is_some() {
             return Ok(None);
         }
-        let sealed = self.sealed_data(&report, &cluster.namespace, &name)?;
-        ReportEvents::decode_sealed(&report, &sealed, documents)
-            .map(Some)
-            .map_err(|e| e.to_string())
+        let place = (cluster.namespace.clone(), name);
+        let version = report.metadata.resource_version.clone().unwrap_or_default();
+        let known = self.decoded.lock().ok().and_then(|decoded| {
+            let (at, events) = decoded.get(&place)?;
+            (*at == version).then(|| events.clone())
+        });
+        if let Some(events) = known {
+            events.keep_documents(documents);
+            return Ok(Some(events));
+        }
+        let sealed = self.sealed_data(&report, &cluster.namespace, &place.1)?;
+        let events =
+            ReportEvents::decode_sealed(&report, &sealed, documents).map_err(|e| e.to_string())?;
+        if let Ok(mut decoded) = self.decoded.lock() {
+            if decoded.len() > 2 * self.reports.state().len() + 16 {
+                // Forget the reports that are gone.
+                decoded.retain(|(namespace, name), _| {
+                    let place = ObjectRef::new(name).within(namespace);
+                    self.reports.get(&place).is_some()
+                });
+            }
+            decoded.insert(place, (version, events.clone()));
+        }
+        Ok(Some(events))
     }
 }
 
@@ -372,6 +400,7 @@ mod tests {
             status: Arc::default(),
             confirmed: Arc::default(),
             fresh: Freshness::default(),
+            decoded: Arc::default(),
         }
     }
 
@@ -428,7 +457,7 @@ mod tests {
             ..ObjectMeta::default()
         };
         caches.wrote("t", "ConfigMap", &meta("5"), Some("5".into()));
-        let written = || caches.written_for("t", "ConfigMap").len();
+        let written = || caches.written_for("t", "ConfigMap", |_| false).len();
         assert_eq!(written(), 1);
 
         // Someone else's change (another version) plans, and the record stays.

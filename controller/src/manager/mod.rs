@@ -14,6 +14,7 @@ pub mod status;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use api::labels::{EVENT_TRIGGER_FINALIZER, EVENT_TRIGGER_NAME_LABEL};
 use api::v1beta1::{
@@ -138,6 +139,7 @@ fn start_watches(
         status: Arc::default(),
         confirmed: Arc::default(),
         fresh: shared.fresh.clone(),
+        decoded: Arc::default(),
     };
 
     let mark = {
@@ -299,7 +301,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         queue.mark(trigger.metadata.name.clone().unwrap_or_default());
     }
     // Each trigger's units from its last plan, so an event re-plans what it changed only.
-    let mut memos: HashMap<String, PlanMemo> = HashMap::new();
+    let mut memos: HashMap<String, Memo> = HashMap::new();
     loop {
         for name in queue.next_batch().await {
             let memo = memos.entry(name.clone()).or_default();
@@ -314,6 +316,17 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     }
 }
 
+/// What a trigger's passes keep for the next one.
+#[derive(Default)]
+pub struct Memo {
+    /// The last plan's units.
+    plan: PlanMemo,
+    /// What the last pass spent besides writing (planning, comparing, deleting, status):
+    /// the next pass writes for three times that at least, so that a busy fleet's passes
+    /// are not mostly that.
+    overhead: Duration,
+}
+
 /// Plans and applies one trigger; records the outcome in its status.
 pub async fn reconcile(
     client: &Client,
@@ -321,7 +334,7 @@ pub async fn reconcile(
     render: &GoTemplates,
     recorder: &Recorder,
     name: &str,
-    memo: &mut PlanMemo,
+    memo: &mut Memo,
 ) -> Result<Pass, ManagerError> {
     let triggers: Api<EventTrigger> = Api::all(client.clone());
     let trigger = caches.triggers.get(&ObjectRef::new(name));
@@ -330,7 +343,7 @@ pub async fn reconcile(
         .is_none_or(|t| t.metadata.deletion_timestamp.is_some());
     if deleting {
         // Withdraw everything the trigger generated, then let it go.
-        let applied = apply::apply(client, caches, name, &Plan::default()).await?;
+        let applied = apply::apply(client, caches, name, &Plan::default(), apply::BUDGET).await?;
         if applied.waiting {
             return Ok(Pass::Again);
         }
@@ -344,8 +357,8 @@ pub async fn reconcile(
         return Ok(Pass::Done);
     };
     add_finalizer(&triggers, &trigger).await?;
-    let started = std::time::Instant::now();
-    let plan = match plan(&trigger, caches, render, memo) {
+    let started = Instant::now();
+    let plan = match plan(&trigger, caches, render, &mut memo.plan) {
         Ok(plan) => plan,
         Err(reason) => {
             tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
@@ -366,7 +379,11 @@ pub async fn reconcile(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
         "planned"
     );
-    let result = apply::apply(client, caches, name, &plan).await;
+    let budget = apply::BUDGET.max(memo.overhead * 3);
+    let result = apply::apply(client, caches, name, &plan, budget).await;
+    if let Ok(applied) = &result {
+        memo.overhead = started.elapsed().saturating_sub(applied.writing);
+    }
     if let Ok(applied) = &result
         && applied.partial
     {

@@ -97,11 +97,7 @@ impl Target {
                 latencies
             }));
         }
-        let mut latencies = Vec::new();
-        for t in tasks {
-            latencies.extend(t.await.unwrap());
-        }
-        latencies
+        crate::joined(tasks).await
     }
 
     /// Watches `path` (a collection) and returns once `events` events have arrived, or the

@@ -194,6 +194,11 @@ async fn kube_create_all(
             latencies
         }));
     }
+    joined(tasks).await
+}
+
+/// Every latency the writer `tasks` measured, once all are done.
+async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<f64>>>) -> Vec<f64> {
     let mut latencies = Vec::new();
     for t in tasks {
         latencies.extend(t.await.unwrap());

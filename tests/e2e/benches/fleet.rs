@@ -135,10 +135,16 @@ async fn converged(managed: &kube::Client, form: Form, services: usize) -> bool 
     }
 }
 
-/// Event -> add-on latency in the busy fleet: a labelled Service after another, round the
-/// clusters, each timed until its NetworkPolicy exists; until `done`.
+/// How often a probe event is created while the fleet converges.
+const PROBE_EVERY: Duration = Duration::from_millis(500);
+
+/// Event -> add-on latency in the busy fleet: every [`PROBE_EVERY`] a labelled Service, round
+/// the clusters, each timed until its NetworkPolicy exists, until `done`; then the probes
+/// under way are awaited. Open loop, so the fleet gets the same events however fast it
+/// answers. The first is created once the fleet is busy, when the first add-on is there: one
+/// created while the processes start is part of the initial load, which the convergence
+/// time measures.
 async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Duration> {
-    let mut samples = Vec::new();
     let mut apis = Vec::new();
     for n in 1..=clusters.min(10) {
         let managed = client(&dir, &format!("cluster-{n}")).await;
@@ -146,24 +152,43 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Dura
         let policies: Api<NetworkPolicy> = Api::namespaced(managed, "default");
         apis.push((services, policies));
     }
+    let any_policy = ListParams::default().limit(1);
+    'busy: while !done.load(Ordering::Relaxed) {
+        for (_, policies) in &apis {
+            if policies
+                .list(&any_policy)
+                .await
+                .is_ok_and(|l| !l.items.is_empty())
+            {
+                break 'busy;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut probes = Vec::new();
     let mut k = 0;
     while !done.load(Ordering::Relaxed) {
-        let (services, policies) = &apis[k % apis.len()];
+        let (services, policies) = apis[k % apis.len()].clone();
         let name = format!("probe-{k}");
         k += 1;
-        let sent = Instant::now();
-        create(services, service(&name, "default", 80, true)).await;
-        let policy = format!("front-{name}");
-        loop {
-            if policies.get_opt(&policy).await.ok().flatten().is_some() {
-                samples.push(sent.elapsed());
-                break;
+        probes.push(tokio::spawn(async move {
+            let sent = Instant::now();
+            create(&services, service(&name, "default", 80, true)).await;
+            let policy = format!("front-{name}");
+            while policies.get_opt(&policy).await.ok().flatten().is_none() {
+                assert!(
+                    sent.elapsed() < Duration::from_secs(600),
+                    "{policy} never came"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            if done.load(Ordering::Relaxed) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+            sent.elapsed()
+        }));
+        tokio::time::sleep(PROBE_EVERY).await;
+    }
+    let mut samples = Vec::new();
+    for probe in probes {
+        samples.push(probe.await.unwrap());
     }
     samples
 }
