@@ -301,7 +301,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         queue.mark(trigger.metadata.name.clone().unwrap_or_default());
     }
     // Each trigger's units from its last plan, so an event re-plans what it changed only.
-    let mut memos: HashMap<String, Memo> = HashMap::new();
+    let mut memos: HashMap<String, TriggerMemo> = HashMap::new();
     loop {
         for name in queue.next_batch().await {
             let memo = memos.entry(name.clone()).or_default();
@@ -318,10 +318,10 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
 
 /// What a trigger's passes keep for the next one.
 #[derive(Default)]
-pub struct Memo {
+pub struct TriggerMemo {
     /// The last plan's units.
     plan: PlanMemo,
-    /// What the last pass spent besides writing (planning, comparing, deleting, status):
+    /// What the last pass spent besides writing (planning, comparing, deleting):
     /// the next pass writes for three times that at least, so that a busy fleet's passes
     /// are not mostly that.
     overhead: Duration,
@@ -334,7 +334,7 @@ pub async fn reconcile(
     render: &GoTemplates,
     recorder: &Recorder,
     name: &str,
-    memo: &mut Memo,
+    memo: &mut TriggerMemo,
 ) -> Result<Pass, ManagerError> {
     let triggers: Api<EventTrigger> = Api::all(client.clone());
     let trigger = caches.triggers.get(&ObjectRef::new(name));
