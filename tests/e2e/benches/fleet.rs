@@ -6,7 +6,7 @@
 //! the convergence time, each process's peak RSS (VmHWM) and CPU time, for a `oneForEvent` trigger
 //! (a NetworkPolicy per Service, examples/network-policy) and an aggregated one (an Ingress
 //! with a path per Service, examples/ingress); for the first, also the event -> add-on
-//! latency of Services created one after another in the busy fleet while it converges.
+//! latency of Services created every 500 ms in the busy fleet while it converges.
 //!
 //! The binaries are the release ones next to this bench:
 //!
