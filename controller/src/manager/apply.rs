@@ -124,13 +124,6 @@ pub const BUDGET: Duration = Duration::from_millis(200);
 /// Writes of one chunk (of one cluster or several), [`IN_FLIGHT`] at a time.
 const CHUNK: usize = 4 * IN_FLIGHT;
 
-/// A cluster's generated objects and profiles that differ from the cache.
-#[derive(Default)]
-struct Differing<'a> {
-    generated: Vec<&'a Arc<Generated>>,
-    profiles: Vec<&'a Arc<ClusterProfile>>,
-}
-
 /// One write of a pass.
 enum Item<'a> {
     Generated(&'a Arc<Generated>),
@@ -179,7 +172,8 @@ pub async fn apply(
     let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
     let profiles: Api<ClusterProfile> = Api::all(client.clone());
     let mut wanted = BTreeSet::new();
-    let mut differing: BTreeMap<Option<ClusterRef>, Differing> = BTreeMap::new();
+    // Each cluster's writes, its generated objects (found first) before its profiles.
+    let mut differing: BTreeMap<Option<ClusterRef>, Vec<Item>> = BTreeMap::new();
     for generated in &plan.desired.generated {
         wanted.insert((generated.kind.as_str(), generated.name.as_str()));
         if !generated_holds(caches, generated) {
@@ -187,8 +181,7 @@ pub async fn apply(
             differing
                 .entry(cluster)
                 .or_default()
-                .generated
-                .push(generated);
+                .push(Item::Generated(generated));
         }
     }
     let mut wanted_profiles = BTreeSet::new();
@@ -205,7 +198,10 @@ pub async fn apply(
         });
         if !same {
             let cluster = source_cluster(profile.metadata.labels.as_ref());
-            differing.entry(cluster).or_default().profiles.push(profile);
+            differing
+                .entry(cluster)
+                .or_default()
+                .push(Item::Profile(profile));
         }
         wanted_profiles.insert(name);
     }
@@ -218,13 +214,7 @@ pub async fn apply(
         let changed = cluster.as_ref().and_then(|c| caches.fresh.at(c));
         (cluster.is_some(), std::cmp::Reverse(changed))
     });
-    let items: Vec<Item> = groups
-        .into_iter()
-        .flat_map(|(_, group)| {
-            let generated = group.generated.into_iter().map(Item::Generated);
-            generated.chain(group.profiles.into_iter().map(Item::Profile))
-        })
-        .collect();
+    let items: Vec<Item> = groups.into_iter().flat_map(|(_, items)| items).collect();
     let started = Instant::now();
     for (n, chunk) in items.chunks(CHUNK).enumerate() {
         if n > 0 && started.elapsed() >= budget {

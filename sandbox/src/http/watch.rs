@@ -173,6 +173,22 @@ impl Stream {
             "kind": self.info.kind, "apiVersion": self.info.api_version(), "metadata": md}}))
     }
 
+    /// Whether `ev` comes after what this watch has told (a replayed event may also arrive
+    /// live); if so, it is the last told from now on.
+    fn is_new(&mut self, ev: &Event) -> bool {
+        let new = ev.rv > self.last_rv;
+        if new {
+            self.last_rv = ev.rv;
+        }
+        new
+    }
+
+    /// The watch fell behind its live events: it ends with a 410 frame.
+    fn lagged(&mut self) -> Bytes {
+        self.done = true;
+        expired(self.last_rv)
+    }
+
     /// The next frames: one, and after it every frame already waiting, up to [`BATCH`]
     /// bytes, as one chunk. A busy watch is then one write (and one TLS record) for many
     /// events rather than one for each; a client reads the same lines either way.
@@ -185,15 +201,12 @@ impl Stream {
                 ev
             } else {
                 match self.rx.try_recv() {
-                    Ok(ev) if ev.rv <= self.last_rv => continue,
-                    Ok(ev) => {
-                        self.last_rv = ev.rv;
-                        ev
-                    }
+                    Ok(ev) if self.is_new(&ev) => ev,
+                    Ok(_) => continue,
                     Err(TryRecvError::Lagged(_)) => {
-                        self.done = true;
+                        let expired = self.lagged();
                         let out = batch.get_or_insert_with(|| first.to_vec());
-                        out.extend_from_slice(&expired(self.last_rv));
+                        out.extend_from_slice(&expired);
                         break;
                     }
                     Err(TryRecvError::Empty | TryRecvError::Closed) => break,
@@ -255,19 +268,15 @@ impl Stream {
                 }
                 ev = self.rx.recv() => match ev {
                     Ok(ev) => {
-                        if ev.rv <= self.last_rv {
+                        if !self.is_new(&ev) {
                             continue;
                         }
-                        self.last_rv = ev.rv;
                         let _ = self.store.persisted_to(ev.rv).await;
                         if let Some(frame) = self.translate(&ev) {
                             return Some(frame);
                         }
                     }
-                    Err(RecvError::Lagged(_)) => {
-                        self.done = true;
-                        return Some(expired(self.last_rv));
-                    }
+                    Err(RecvError::Lagged(_)) => return Some(self.lagged()),
                     Err(RecvError::Closed) => return None,
                 },
                 () = sleep => {

@@ -85,7 +85,7 @@ async fn a_fresh_profile_does_not_wait_for_the_deployers_backlog_in_another_clus
     store
         .faults()
         .inject(Fault::Latency { millis: 20 }, Duration::from_secs(120));
-    let _deployer = support::start_deployer(&mgmt, watches);
+    let _deployer = support::start_deployer(&mgmt, watches, controller::serve::Telemetry::new());
     let first: Api<NetworkPolicy> = Api::namespaced(managed[0].clone(), "default");
     let second: Api<NetworkPolicy> = Api::namespaced(managed[1].clone(), "default");
     eventually("the backlog under way", || async {

@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each user needs a subset
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use controller::fleet::ClusterScope;
 use controller::serve::Telemetry;
@@ -136,34 +137,43 @@ pub fn start_system_onboarding(
     capi_onboard_annotation: Option<String>,
 ) -> Vec<JoinHandle<()>> {
     let capi = clusters::capi::watch(mgmt.clone(), capi_onboard_annotation);
-    let mut tasks = vec![tokio::spawn(agent::hub::run(
-        mgmt.clone(),
-        capi.clone(),
-        std::future::pending(),
-    ))];
+    let mut tasks = vec![start_agent(mgmt, capi.clone())];
     tasks.extend(start_controllers(mgmt, ClusterScope::default(), capi));
     tasks
+}
+
+/// The agent (hub mode) against `mgmt`.
+fn start_agent(mgmt: &Client, capi: clusters::capi::CapiClusters) -> JoinHandle<()> {
+    tokio::spawn(agent::hub::run(mgmt.clone(), capi, std::future::pending()))
 }
 
 /// The agent (hub mode) and the manager against `mgmt`, without the deployer, which
 /// [`start_deployer`] starts later with the watches returned.
 pub fn start_agent_and_manager(mgmt: &Client) -> (Vec<JoinHandle<()>>, Watches) {
     let capi = clusters::capi::watch(mgmt.clone(), None);
-    let agent = agent::hub::run(mgmt.clone(), capi.clone(), std::future::pending());
+    let agent = start_agent(mgmt, capi.clone());
     let watches = Watches::start(mgmt, ClusterScope::default(), capi);
-    let (m, w) = (mgmt.clone(), watches.clone());
-    let manager = async move {
-        let _ = controller::manager::run(m, w, Telemetry::new(), std::future::pending()).await;
-    };
-    (vec![tokio::spawn(agent), tokio::spawn(manager)], watches)
+    let manager = start_manager(mgmt, watches.clone(), Telemetry::new());
+    (vec![agent, manager], watches)
 }
 
-/// The deployer against `mgmt`, sharing `watches` with the manager of the same process.
-pub fn start_deployer(mgmt: &Client, watches: Watches) -> JoinHandle<()> {
+/// The manager against `mgmt`, with the watches and telemetry of its process.
+fn start_manager(mgmt: &Client, watches: Watches, telemetry: Arc<Telemetry>) -> JoinHandle<()> {
+    let m = mgmt.clone();
+    tokio::spawn(async move {
+        let _ = controller::manager::run(m, watches, telemetry, std::future::pending()).await;
+    })
+}
+
+/// The deployer against `mgmt`, with the watches of its process (shared with its manager).
+pub fn start_deployer(
+    mgmt: &Client,
+    watches: Watches,
+    telemetry: Arc<Telemetry>,
+) -> JoinHandle<()> {
     let d = mgmt.clone();
     tokio::spawn(async move {
-        let _ =
-            controller::deployer::run(d, watches, Telemetry::new(), std::future::pending()).await;
+        let _ = controller::deployer::run(d, watches, telemetry, std::future::pending()).await;
     })
 }
 
@@ -173,17 +183,10 @@ pub fn start_controllers(
     scope: ClusterScope,
     capi: clusters::capi::CapiClusters,
 ) -> Vec<JoinHandle<()>> {
-    let telemetry = Telemetry::new();
-    let watches = Watches::start(mgmt, scope, capi);
-    let (m, d) = (mgmt.clone(), mgmt.clone());
-    let (t, manager_watches) = (telemetry.clone(), watches.clone());
+    let (watches, telemetry) = (Watches::start(mgmt, scope, capi), Telemetry::new());
     vec![
-        tokio::spawn(async move {
-            let _ = controller::manager::run(m, manager_watches, t, std::future::pending()).await;
-        }),
-        tokio::spawn(async move {
-            let _ = controller::deployer::run(d, watches, telemetry, std::future::pending()).await;
-        }),
+        start_manager(mgmt, watches.clone(), telemetry.clone()),
+        start_deployer(mgmt, watches, telemetry),
     ]
 }
 
