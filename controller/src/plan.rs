@@ -2,7 +2,7 @@
 //! ClusterProfiles and generated objects its EventReport calls for. Pure: reads go through
 //! [`World`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use api::v1beta1::EventTrigger;
@@ -38,17 +38,23 @@ pub trait World: Lookup {
     ) -> Result<Option<ReportEvents>, String>;
 }
 
-/// What a trigger's previous plan computed that the next one may reuse.
+/// What a trigger's previous plans computed that the next one may reuse, by source cluster.
 #[derive(Debug, Default)]
 pub struct PlanMemo {
-    /// Units (a profile and its generated objects) by digest of their inputs.
-    pub units: UnitMemo,
-    /// Collected objects by digest of their document.
-    pub documents: DocumentMemo,
+    clusters: HashMap<ClusterRef, ClusterMemo>,
 }
 
-impl PlanMemo {
-    /// Ends a plan: what it did not use is forgotten.
+/// What planning one source cluster computed.
+#[derive(Debug, Default)]
+struct ClusterMemo {
+    /// Units (a profile and its generated objects) by digest of their inputs.
+    units: UnitMemo,
+    /// Collected objects by digest of their document.
+    documents: DocumentMemo,
+}
+
+impl ClusterMemo {
+    /// Ends a plan of the cluster: what it did not use is forgotten.
     fn finish(&mut self) {
         self.units.finish();
         self.documents.finish();
@@ -105,36 +111,124 @@ pub fn plan(
     selected.sort_by(|a, b| a.reference.cmp(&b.reference));
     selected.dedup_by(|a, b| a.reference == b.reference);
     let mut plan = Plan::default();
+    let mut planned = HashMap::new();
     for cluster in selected {
-        plan.matching.push(cluster.reference.clone());
+        let reference = &cluster.reference;
+        plan.matching.push(reference.clone());
         plan.references
-            .insert(cluster.reference.clone(), cluster.object_reference());
+            .insert(reference.clone(), cluster.object_reference());
         let event_source = match source_name(trigger, trigger_name, cluster, render) {
             Ok(event_source) => event_source,
             Err(reason) => {
-                plan.failures.insert(cluster.reference.clone(), reason);
+                plan.failures.insert(reference.clone(), reason);
                 continue;
             }
         };
-        plan.sources
-            .insert(cluster.reference.clone(), event_source.clone());
+        plan.sources.insert(reference.clone(), event_source.clone());
         if cluster.paused || !cluster.selectable {
-            plan.held
-                .insert(cluster.reference.clone(), PAUSED.to_owned());
+            plan.held.insert(reference.clone(), PAUSED.to_owned());
             continue;
         }
-        match plan_cluster(trigger, cluster, &event_source, world, render, memo) {
+        let mut cluster_memo = memo.clusters.remove(reference).unwrap_or_default();
+        let desired = plan_cluster(
+            trigger,
+            cluster,
+            &event_source,
+            world,
+            render,
+            &mut cluster_memo,
+        );
+        cluster_memo.finish();
+        planned.insert(reference.clone(), cluster_memo);
+        plan.add(reference, desired);
+    }
+    // What clusters no longer planned computed is forgotten.
+    memo.clusters = planned;
+    Ok(plan)
+}
+
+/// Plans `trigger` again in the source `clusters` only, as its last whole plan `last` found
+/// them (selected, paused, the EventSource each reads): what their reports call for now.
+/// Clusters `last` did not select are left out; so are paused ones, which keep what they have.
+pub fn plan_some(
+    trigger: &EventTrigger,
+    world: &dyn World,
+    render: &dyn Render,
+    memo: &mut PlanMemo,
+    last: &Plan,
+    clusters: &BTreeSet<ClusterRef>,
+) -> Plan {
+    let fleet = world.clusters();
+    let by_reference: HashMap<&ClusterRef, &Cluster> =
+        fleet.iter().map(|c| (&c.reference, c)).collect();
+    let mut plan = Plan::default();
+    for reference in clusters {
+        let Some(cluster) = by_reference
+            .get(reference)
+            .filter(|_| last.selects(reference))
+        else {
+            continue;
+        };
+        plan.matching.push(reference.clone());
+        if let Some(reference_of) = last.references.get(reference) {
+            plan.references
+                .insert(reference.clone(), reference_of.clone());
+        }
+        if let Some(held) = last.held.get(reference) {
+            plan.held.insert(reference.clone(), held.clone());
+            continue;
+        }
+        let Some(event_source) = last.sources.get(reference) else {
+            // Its EventSource's name did not render: it fails as it did.
+            if let Some(reason) = last.failures.get(reference) {
+                plan.failures.insert(reference.clone(), reason.clone());
+            }
+            continue;
+        };
+        plan.sources.insert(reference.clone(), event_source.clone());
+        let cluster_memo = memo.clusters.entry(reference.clone()).or_default();
+        let desired = plan_cluster(trigger, cluster, event_source, world, render, cluster_memo);
+        cluster_memo.finish();
+        plan.add(reference, desired);
+    }
+    plan
+}
+
+impl Plan {
+    /// Whether the plan selects `cluster` as a source.
+    pub fn selects(&self, cluster: &ClusterRef) -> bool {
+        self.matching.binary_search(cluster).is_ok()
+    }
+
+    /// Takes in the outcome of `part`, a plan of some of these clusters: whether their
+    /// failures changed.
+    pub fn absorb(&mut self, part: &Plan) -> bool {
+        let mut changed = false;
+        for cluster in part.sources.keys().filter(|c| !part.held.contains_key(*c)) {
+            let failure = part.failures.get(cluster);
+            if self.failures.get(cluster) != failure {
+                changed = true;
+                match failure {
+                    Some(reason) => self.failures.insert(cluster.clone(), reason.clone()),
+                    None => self.failures.remove(cluster),
+                };
+            }
+        }
+        changed
+    }
+
+    /// Adds what planning `cluster` gave: its objects, or why it failed.
+    fn add(&mut self, cluster: &ClusterRef, desired: Result<Desired, String>) {
+        match desired {
             Ok(desired) => {
-                plan.desired.profiles.extend(desired.profiles);
-                plan.desired.generated.extend(desired.generated);
+                self.desired.profiles.extend(desired.profiles);
+                self.desired.generated.extend(desired.generated);
             }
             Err(reason) => {
-                plan.failures.insert(cluster.reference.clone(), reason);
+                self.failures.insert(cluster.clone(), reason);
             }
         }
     }
-    memo.finish();
-    Ok(plan)
 }
 
 /// The trigger's `eventSourceName`, rendered with the cluster's data.
@@ -161,7 +255,7 @@ fn plan_cluster(
     event_source: &str,
     world: &dyn World,
     render: &dyn Render,
-    memo: &mut PlanMemo,
+    memo: &mut ClusterMemo,
 ) -> Result<Desired, String> {
     let reference = &cluster.reference;
     let source_labels = world.event_source_labels(event_source);
@@ -222,6 +316,8 @@ mod tests {
         source_labels: BTreeMap<String, String>,
         /// ClusterSets and the clusters each selected.
         sets: BTreeMap<String, Vec<ClusterRef>>,
+        /// The clusters whose reports were read, in order.
+        read: std::sync::Mutex<Vec<String>>,
     }
 
     impl Lookup for Fixture {
@@ -256,6 +352,9 @@ mod tests {
             source: &str,
             _: &mut DocumentMemo,
         ) -> Result<Option<ReportEvents>, String> {
+            if let Ok(mut read) = self.read.lock() {
+                read.push(cluster.name.clone());
+            }
             if self.broken.as_deref() == Some(cluster.name.as_str()) {
                 return Err("report is not valid JSON".into());
             }
@@ -321,6 +420,7 @@ mod tests {
             broken: None,
             source_labels: BTreeMap::new(),
             sets: BTreeMap::new(),
+            read: Default::default(),
         }
     }
 
@@ -466,6 +566,48 @@ mod tests {
         assert_eq!(planned.matching.len(), 3);
         assert_eq!(planned.held.get(&c3).map(String::as_str), Some(PAUSED));
         assert_eq!(planned.desired.profiles.len(), 3);
+    }
+
+    #[test]
+    fn a_pass_over_some_clusters_reads_and_plans_those_alone_as_the_last_plan_found_them() {
+        let mut world = fixture();
+        world.clusters[1].paused = true;
+        let mut memo = PlanMemo::default();
+        let mut last = plan(&trigger(), &world, &NameOnly, &mut memo).unwrap();
+        let (c1, c2, c3) = (
+            world.clusters[0].reference.clone(),
+            world.clusters[1].reference.clone(),
+            world.clusters[2].reference.clone(),
+        );
+        world.read.lock().unwrap().clear();
+        // c1's report changed: its profiles are planned, and only its report is read.
+        world
+            .reports
+            .insert(("c1".into(), "es".into()), events(&["a", "b", "e"]));
+        let some = |world: &Fixture, memo: &mut PlanMemo, last: &Plan, clusters: &[&ClusterRef]| {
+            let clusters = clusters.iter().map(|c| (*c).clone()).collect();
+            plan_some(&trigger(), world, &NameOnly, memo, last, &clusters)
+        };
+        let planned = some(&world, &mut memo, &last, &[&c1]);
+        assert_eq!(planned.matching, std::slice::from_ref(&c1));
+        assert_eq!(planned.desired.profiles.len(), 3);
+        assert_eq!(*world.read.lock().unwrap(), ["c1"]);
+        // A paused cluster stays held, one the trigger does not select is left out: neither
+        // report is read.
+        let planned = some(&world, &mut memo, &last, &[&c2, &c3]);
+        assert_eq!(planned.matching, std::slice::from_ref(&c2));
+        assert!(planned.held.contains_key(&c2) && planned.desired.profiles.is_empty());
+        assert_eq!(*world.read.lock().unwrap(), ["c1"]);
+
+        // Its failures join the last plan's, and go when the cluster plans again.
+        world.broken = Some("c1".into());
+        let failed = some(&world, &mut memo, &last, &[&c1]);
+        assert!(last.absorb(&failed), "c1 fails now");
+        assert!(last.failures.contains_key(&c1));
+        assert!(!last.absorb(&failed), "nothing changed");
+        world.broken = None;
+        assert!(last.absorb(&some(&world, &mut memo, &last, &[&c1])));
+        assert!(last.failures.is_empty());
     }
 
     #[test]

@@ -525,3 +525,64 @@ async fn an_event_based_add_on_acts_through_the_event_trigger_it_owns() {
     manager.abort();
     sandbox.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_that_cannot_be_read_fails_its_cluster_until_it_can() {
+    let (sandbox, client, manager) = running().await;
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    let cluster_status = || async {
+        let trigger = triggers.get("service-network-policy").await.unwrap();
+        let info = trigger
+            .status
+            .and_then(|s| s.cluster_info.into_iter().next());
+        info.map(|i| (i.status, i.failure_message))
+    };
+    eventually("profiles and a provisioned cluster", || async {
+        let provisioned = Some(api::v1beta1::SveltosFeatureStatus::Provisioned);
+        let status = cluster_status().await;
+        (profiles(&client).await.len() == 2 && status.is_some_and(|s| s.0 == provisioned))
+            .then_some(())
+    })
+    .await;
+
+    // The report now names secret data no companion Secret holds: only its cluster's pass
+    // reads it, and that pass fails in the status while the profiles stay as they are.
+    let reports: Api<EventReport> = Api::namespaced(client.clone(), "fleet");
+    let name = "sveltos--sveltos-service--cluster-1";
+    let unreadable = json!({
+        "metadata": {"annotations": {api::secret_data::SECRET_DATA_ANNOTATION: "digest"}},
+        "spec": report(&["web", "api", "db"])["spec"],
+    });
+    reports
+        .patch(name, &PatchParams::default(), &Patch::Merge(&unreadable))
+        .await
+        .unwrap();
+    let message = eventually("the cluster's failure", || async {
+        let (status, message) = cluster_status().await?;
+        (status == Some(api::v1beta1::SveltosFeatureStatus::Failed)).then_some(message?)
+    })
+    .await;
+    assert!(message.contains("names secret data"), "{message}");
+    assert_eq!(
+        profiles(&client).await.len(),
+        2,
+        "a failed cluster keeps what it has"
+    );
+
+    // Readable again: its events become profiles and the failure goes.
+    let readable =
+        json!({"metadata": {"annotations": {api::secret_data::SECRET_DATA_ANNOTATION: null}}});
+    reports
+        .patch(name, &PatchParams::default(), &Patch::Merge(&readable))
+        .await
+        .unwrap();
+    eventually("three profiles and a provisioned cluster", || async {
+        let status = cluster_status().await?;
+        let provisioned = status == (Some(api::v1beta1::SveltosFeatureStatus::Provisioned), None);
+        (profiles(&client).await.len() == 3 && provisioned).then_some(())
+    })
+    .await;
+
+    manager.abort();
+    sandbox.shutdown().await;
+}

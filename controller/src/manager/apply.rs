@@ -25,6 +25,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::Generated;
 use crate::manager::caches::{Caches, generated_by};
+use crate::manager::owned::Object;
 use crate::plan::Plan;
 
 /// Field manager of every write, as Sveltos' event-manager.
@@ -44,19 +45,20 @@ pub struct Applied {
     pub deleted: usize,
     /// Stale ClusterProfiles still terminating: ConfigMaps/Secrets wait for a later pass.
     pub waiting: bool,
-    /// The pass's time was up before every write was made: the next pass goes on.
-    pub partial: bool,
+    /// The source clusters whose writes the pass's time left for the next pass (none: every
+    /// write was made).
+    pub left: BTreeSet<Option<ClusterRef>>,
     /// Time spent writing ConfigMaps, Secrets and profiles.
     pub writing: Duration,
 }
 
-/// Whether an existing object belongs to a cluster this pass leaves as it is: its pass
-/// failed, it is paused, or another shard's manager handles it.
-fn untouched(labels: Option<&BTreeMap<String, String>>, plan: &Plan, caches: &Caches) -> bool {
-    source_cluster(labels).is_some_and(|cluster| {
-        plan.failures.contains_key(&cluster)
-            || plan.held.contains_key(&cluster)
-            || caches.fleet.handled_elsewhere(&cluster)
+/// Whether an existing object of source `cluster` belongs to a cluster this pass leaves as it
+/// is: its pass failed, it is paused, or another shard's manager handles it.
+fn untouched(cluster: Option<&ClusterRef>, plan: &Plan, caches: &Caches) -> bool {
+    cluster.is_some_and(|cluster| {
+        plan.failures.contains_key(cluster)
+            || plan.held.contains_key(cluster)
+            || caches.fleet.handled_elsewhere(cluster)
     })
 }
 
@@ -125,6 +127,7 @@ pub const BUDGET: Duration = Duration::from_millis(200);
 const CHUNK: usize = 4 * IN_FLIGHT;
 
 /// One write of a pass.
+#[derive(Clone, Copy)]
 enum Item<'a> {
     Generated(&'a Arc<Generated>),
     Profile(&'a Arc<ClusterProfile>),
@@ -156,23 +159,25 @@ fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
     }
 }
 
-/// Applies `plan` for `trigger`, starting no write chunk after `budget` of writing.
+/// Applies `plan` for `trigger`: in every source cluster, or `within` some only (the plan
+/// then covers those), starting no write chunk after `budget` of writing.
 pub async fn apply(
     client: &Client,
     caches: &Caches,
     trigger: &str,
     plan: &Plan,
+    within: Option<&BTreeSet<ClusterRef>>,
     budget: Duration,
 ) -> kube::Result<Applied> {
     let mut applied = Applied::default();
     let params = PatchParams::apply(FIELD_MANAGER).force();
-
-    // What differs from the cache, by source cluster.
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), SVELTOS_NAMESPACE);
     let profiles: Api<ClusterProfile> = Api::all(client.clone());
-    let mut wanted = BTreeSet::new();
-    // Each cluster's writes, its generated objects (found first) before its profiles.
+
+    // What differs from the cache, by source cluster: its generated objects (found first)
+    // before its profiles.
+    let mut wanted: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut differing: BTreeMap<Option<ClusterRef>, Vec<Item>> = BTreeMap::new();
     for generated in &plan.desired.generated {
         wanted.insert((generated.kind.as_str(), generated.name.as_str()));
@@ -184,26 +189,16 @@ pub async fn apply(
                 .push(Item::Generated(generated));
         }
     }
-    let mut wanted_profiles = BTreeSet::new();
     for profile in &plan.desired.profiles {
-        let name = profile.metadata.name.clone().unwrap_or_default();
-        let current = caches.profiles.get(&ObjectRef::new(&name));
-        let object = ("ClusterProfile", name.as_str());
-        let same = holds(caches, object, profile, current.as_ref(), |c| {
-            c.spec == profile.spec
-                && labels_hold(
-                    c.metadata.labels.as_ref(),
-                    profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
-                )
-        });
-        if !same {
+        let name = profile.metadata.name.as_deref().unwrap_or_default();
+        wanted.insert(("ClusterProfile", name));
+        if !profile_holds(caches, profile, name) {
             let cluster = source_cluster(profile.metadata.labels.as_ref());
             differing
                 .entry(cluster)
                 .or_default()
                 .push(Item::Profile(profile));
         }
-        wanted_profiles.insert(name);
     }
     // The freshest clusters' objects first, a chunk at a time, until the pass's time is up:
     // an event in a busy fleet then waits for a chunk, not for the whole fleet's writes.
@@ -214,14 +209,20 @@ pub async fn apply(
         let changed = cluster.as_ref().and_then(|c| caches.fresh.at(c));
         (cluster.is_some(), std::cmp::Reverse(changed))
     });
-    let items: Vec<Item> = groups.into_iter().flat_map(|(_, items)| items).collect();
+    let items: Vec<(&Option<ClusterRef>, Item)> = groups
+        .iter()
+        .flat_map(|(cluster, items)| items.iter().map(move |item| (cluster, *item)))
+        .collect();
     let started = Instant::now();
     for (n, chunk) in items.chunks(CHUNK).enumerate() {
         if n > 0 && started.elapsed() >= budget {
-            applied.partial = true;
+            let rest = items[n * CHUNK..]
+                .iter()
+                .map(|(cluster, _)| (*cluster).clone());
+            applied.left = rest.collect();
             break;
         }
-        let writes = chunk.iter().filter_map(|item| match item {
+        let writes = chunk.iter().filter_map(|(_, item)| match item {
             Item::Generated(generated) => {
                 Some(write_generated(&config_maps, &secrets, &params, generated))
             }
@@ -232,7 +233,7 @@ pub async fn apply(
             caches.wrote(trigger, kind, &metadata, version);
         })
         .await?;
-        let writes = chunk.iter().filter_map(|item| match item {
+        let writes = chunk.iter().filter_map(|(_, item)| match item {
             Item::Profile(profile) => {
                 let (profiles, params) = (&profiles, &params);
                 Some(async move {
@@ -251,25 +252,11 @@ pub async fn apply(
         .await?;
     }
     applied.writing = started.elapsed();
-    let mut stale_profiles = Vec::new();
-    for existing in caches.profiles.state() {
-        let labels = existing.metadata.labels.as_ref();
-        let name = existing.metadata.name.clone().unwrap_or_default();
-        if generated_by(labels, trigger)
-            && !wanted_profiles.contains(&name)
-            && !untouched(labels, plan, caches)
-        {
-            stale_profiles.push(name);
-        }
-    }
-    // Written by an earlier pass but not in the cache yet: stale all the same.
-    let wanted_profile = |name: &str| wanted_profiles.contains(name);
-    for (name, labels) in caches.written_for(trigger, "ClusterProfile", wanted_profile) {
-        if !stale_profiles.contains(&name) && !untouched(Some(&labels), plan, caches) {
-            stale_profiles.push(name);
-        }
-    }
-    let deletions = stale_profiles.iter().map(|name| {
+
+    // Stale profiles go first; their ConfigMaps and Secrets once they are gone.
+    let stale = stale(caches, trigger, plan, within, &wanted);
+    let deletions = stale.iter().filter(|(kind, _)| *kind == "ClusterProfile");
+    let deletions = deletions.map(|(_, name)| {
         caches.confirm(&format!("ClusterProfile/{name}"), None);
         let profiles = &profiles;
         async move {
@@ -292,66 +279,105 @@ pub async fn apply(
     })
     .await?;
 
-    applied.written += apply_source_lists(client, caches, trigger, plan).await?;
+    if within.is_none() {
+        applied.written += apply_source_lists(client, caches, trigger, plan).await?;
+    }
     if applied.waiting {
         return Ok(applied);
     }
-    let stale = |metadata: &ObjectMeta, kind: &str| {
-        metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE)
-            && generated_by(metadata.labels.as_ref(), trigger)
-            && !wanted.contains(&(kind, metadata.name.as_deref().unwrap_or_default()))
-            && !untouched(metadata.labels.as_ref(), plan, caches)
-    };
-    let stale_names = |existing: Vec<&ObjectMeta>, kind: &str| -> BTreeSet<String> {
-        existing
-            .into_iter()
-            .filter(|metadata| stale(metadata, kind))
-            .filter_map(|metadata| metadata.name.clone())
-            .collect()
-    };
-    let (config_map_state, secret_state) = (caches.config_maps.state(), caches.secrets.state());
-    let mut stale_config_maps = stale_names(
-        config_map_state.iter().map(|c| &c.metadata).collect(),
-        "ConfigMap",
-    );
-    let mut stale_secrets =
-        stale_names(secret_state.iter().map(|s| &s.metadata).collect(), "Secret");
-    // Written by an earlier pass but not in the cache yet: stale all the same.
-    for (kind, stale) in [
-        ("ConfigMap", &mut stale_config_maps),
-        ("Secret", &mut stale_secrets),
-    ] {
-        stale.extend(
-            caches
-                .written_for(trigger, kind, |name| wanted.contains(&(kind, name)))
-                .into_iter()
-                .filter(|(_, labels)| !untouched(Some(labels), plan, caches))
-                .map(|(name, _)| name),
-        );
-    }
-    for (kind, stale) in [
-        ("ConfigMap", &stale_config_maps),
-        ("Secret", &stale_secrets),
-    ] {
-        let deletions = stale.iter().map(|name| {
-            caches.confirm(&format!("{kind}/{name}"), None);
-            let (config_maps, secrets) = (&config_maps, &secrets);
-            async move {
-                let deleted = match kind {
-                    "Secret" => delete(secrets, name).await?,
-                    _ => delete(config_maps, name).await?,
-                };
-                Ok((name, deleted))
-            }
-        });
-        in_flight(deletions.collect(), |(name, deleted)| {
-            applied.deleted += deleted;
-            caches.forget_written(trigger, kind, name);
-        })
-        .await?;
-    }
+    let deletions = stale.iter().filter(|(kind, _)| *kind != "ClusterProfile");
+    let deletions = deletions.map(|(kind, name)| {
+        caches.confirm(&format!("{kind}/{name}"), None);
+        let (config_maps, secrets) = (&config_maps, &secrets);
+        async move {
+            let deleted = match *kind {
+                "Secret" => delete(secrets, name).await?,
+                _ => delete(config_maps, name).await?,
+            };
+            Ok((*kind, name, deleted))
+        }
+    });
+    in_flight(deletions.collect(), |(kind, name, deleted)| {
+        applied.deleted += deleted;
+        caches.forget_written(trigger, kind, name);
+    })
+    .await?;
     caches.prune_confirmed();
     Ok(applied)
+}
+
+/// Whether the cache holds `profile` (named `name`) as it is wanted.
+fn profile_holds(caches: &Caches, profile: &Arc<ClusterProfile>, name: &str) -> bool {
+    let current = caches.profiles.get(&ObjectRef::new(name));
+    holds(
+        caches,
+        ("ClusterProfile", name),
+        profile,
+        current.as_ref(),
+        |c| {
+            c.spec == profile.spec
+                && labels_hold(
+                    c.metadata.labels.as_ref(),
+                    profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
+                )
+        },
+    )
+}
+
+/// The objects `trigger` generated that the caches hold, with their source clusters.
+fn cached_of(caches: &Caches, trigger: &str) -> Vec<(Option<ClusterRef>, Object)> {
+    let mut found = Vec::new();
+    let mut add = |kind: &'static str, metadata: &ObjectMeta| {
+        let labels = metadata.labels.as_ref();
+        if generated_by(labels, trigger) {
+            let name = metadata.name.clone().unwrap_or_default();
+            found.push((source_cluster(labels), (kind, name)));
+        }
+    };
+    for profile in caches.profiles.state() {
+        add("ClusterProfile", &profile.metadata);
+    }
+    let ours = |metadata: &ObjectMeta| metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE);
+    for config_map in caches.config_maps.state() {
+        if ours(&config_map.metadata) {
+            add("ConfigMap", &config_map.metadata);
+        }
+    }
+    for secret in caches.secrets.state() {
+        if ours(&secret.metadata) {
+            add("Secret", &secret.metadata);
+        }
+    }
+    found
+}
+
+/// The objects `trigger` generated (in the clusters `within`, or all) that the plan does not
+/// want: those the caches hold and those written but not shown yet, but none of a cluster
+/// this pass leaves as it is. Sorted by kind and name.
+fn stale(
+    caches: &Caches,
+    trigger: &str,
+    plan: &Plan,
+    within: Option<&BTreeSet<ClusterRef>>,
+    wanted: &BTreeSet<(&str, &str)>,
+) -> BTreeSet<Object> {
+    let mut found = match within {
+        // The caches themselves: at start the index may not have caught up with them.
+        None => cached_of(caches, trigger),
+        Some(_) => caches
+            .owned
+            .lock()
+            .map(|owned| owned.of(trigger, within))
+            .unwrap_or_default(),
+    };
+    found.extend(caches.written_by(trigger, within));
+    found
+        .into_iter()
+        .filter(|(cluster, (kind, name))| {
+            !wanted.contains(&(*kind, name.as_str())) && !untouched(cluster.as_ref(), plan, caches)
+        })
+        .map(|(_, object)| object)
+        .collect()
 }
 
 /// Runs `writes` (or deletions) [`IN_FLIGHT`] at a time, handing each answer to `done`;

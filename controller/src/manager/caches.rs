@@ -2,7 +2,7 @@
 //! the [`World`] reads the planner needs, served from them.
 
 use std::any::Any;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -18,8 +18,9 @@ use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::event_data::{DocumentMemo, ReportEvents};
 use crate::fleet::{Cluster, Fleet};
-use crate::identity::ClusterRef;
+use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::{Lookup, Referenced};
+use crate::manager::owned::{Object, Owned};
 use crate::plan::World;
 use crate::watches::Freshness;
 
@@ -67,6 +68,8 @@ pub struct Caches {
     /// Each report's events as last decoded, by place, with the resourceVersion decoded: a
     /// pass decodes again only the reports that changed.
     pub decoded: Arc<Mutex<Decoded>>,
+    /// The generated objects the caches hold, by trigger and source cluster.
+    pub owned: Arc<Mutex<Owned>>,
 }
 
 /// Reports' events as last decoded: by (namespace, name), with the resourceVersion decoded.
@@ -86,6 +89,9 @@ pub type Confirmed = (Arc<dyn Any + Send + Sync>, String);
 
 /// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
 pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
+
+/// The kinds of objects a trigger generates.
+pub const GENERATED_KINDS: [&str; 3] = ["ClusterProfile", "ConfigMap", "Secret"];
 
 /// Key of an object in [`Caches::own_writes`].
 fn own_key(kind: &str, namespace: &str, name: &str) -> String {
@@ -172,26 +178,29 @@ impl Caches {
         }
     }
 
-    /// The generated objects of `kind` that `trigger`'s passes wrote and `wanted` does not
-    /// want: names and labels.
-    pub fn written_for(
+    /// The generated objects `trigger`'s passes wrote that the caches do not show yet, with
+    /// their source clusters: all of them, or those of `clusters` only.
+    pub fn written_by(
         &self,
         trigger: &str,
-        kind: &str,
-        wanted: impl Fn(&str) -> bool,
-    ) -> Vec<(String, BTreeMap<String, String>)> {
-        self.written
-            .lock()
-            .map(|written| {
-                written
-                    .get(trigger)
-                    .into_iter()
-                    .flatten()
-                    .filter(|((k, name), _)| k == kind && !wanted(name))
-                    .map(|((_, name), labels)| (name.clone(), labels.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        clusters: Option<&BTreeSet<ClusterRef>>,
+    ) -> Vec<(Option<ClusterRef>, Object)> {
+        let Ok(written) = self.written.lock() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for ((kind, name), labels) in written.get(trigger).into_iter().flatten() {
+            let Some(kind) = GENERATED_KINDS.iter().find(|k| *k == kind) else {
+                continue;
+            };
+            let cluster = source_cluster(Some(labels));
+            let within =
+                clusters.is_none_or(|set| cluster.as_ref().is_some_and(|c| set.contains(c)));
+            if within {
+                found.push((cluster, (*kind, name.clone())));
+            }
+        }
+        found
     }
 
     /// Forgets the manager's write of an object that is gone.
@@ -234,6 +243,21 @@ impl Caches {
             self.forget_written(trigger, kind, name);
         }
         echo
+    }
+
+    /// Keeps [`Caches::owned`] as a watch event of a `kind` object shows it (`present` in
+    /// its cache or gone). ConfigMaps and Secrets count in Sveltos' namespace only, where
+    /// generated ones live; call before [`Caches::is_echo`], which lets the record of the
+    /// manager's own write go.
+    pub fn saw_generated(&self, kind: &'static str, meta: &ObjectMeta, present: bool) {
+        let namespace = meta.namespace.as_deref();
+        if kind != "ClusterProfile" && namespace != Some(SVELTOS_NAMESPACE) {
+            return;
+        }
+        let name = meta.name.clone().unwrap_or_default();
+        if let Ok(mut owned) = self.owned.lock() {
+            owned.seen((kind, name), meta.labels.as_ref(), present);
+        }
     }
 
     /// Records that a referenced ConfigMap or Secret changed (the stores already hold it).
@@ -401,6 +425,7 @@ mod tests {
             confirmed: Arc::default(),
             fresh: Freshness::default(),
             decoded: Arc::default(),
+            owned: Arc::default(),
         }
     }
 
@@ -457,7 +482,7 @@ mod tests {
             ..ObjectMeta::default()
         };
         caches.wrote("t", "ConfigMap", &meta("5"), Some("5".into()));
-        let written = || caches.written_for("t", "ConfigMap", |_| false).len();
+        let written = || caches.written_by("t", None).len();
         assert_eq!(written(), 1);
 
         // Someone else's change (another version) plans, and the record stays.

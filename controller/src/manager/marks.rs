@@ -1,12 +1,72 @@
 //! What each watch event asks of the manager: which triggers to plan again. Pure functions
 //! of the event and what the caches say; `start_watches` marks the answer in the queue.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use api::labels::{AGENT_SOURCES_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL};
 use api::secret_data::SECRET_DATA_LABEL;
-use api::v1beta1::{EventReport, EventTrigger};
+use api::v1beta1::{EventReport, EventSource, EventTrigger};
 use kube::api::ObjectMeta;
+
+use crate::identity::ClusterRef;
+use crate::queue;
+
+/// What part of a trigger a pass plans again: the whole trigger, or its work in some source
+/// clusters (whose reports changed) as its last whole pass found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Everything: the trigger, its clusters, sources or referenced objects changed.
+    Whole,
+    /// The trigger's work in these source clusters only, and its status if `status`.
+    Clusters {
+        /// Source clusters whose reports changed.
+        clusters: BTreeSet<ClusterRef>,
+        /// Whether what the status tells besides the clusters changed (an EventSource's
+        /// readiness).
+        status: bool,
+    },
+}
+
+impl Part {
+    /// The trigger's work in source `cluster`.
+    pub fn cluster(cluster: ClusterRef) -> Self {
+        Part::Clusters {
+            clusters: BTreeSet::from([cluster]),
+            status: false,
+        }
+    }
+
+    /// The trigger's status only.
+    pub fn status() -> Self {
+        Part::Clusters {
+            clusters: BTreeSet::new(),
+            status: true,
+        }
+    }
+}
+
+impl queue::Part for Part {
+    fn whole() -> Self {
+        Part::Whole
+    }
+
+    fn join(&mut self, other: Self) {
+        match (self, other) {
+            (
+                Part::Clusters { clusters, status },
+                Part::Clusters {
+                    clusters: more,
+                    status: also,
+                },
+            ) => {
+                clusters.extend(more);
+                *status |= also;
+            }
+            (this, Part::Whole) => *this = Part::Whole,
+            (Part::Whole, Part::Clusters { .. }) => {}
+        }
+    }
+}
 
 /// The triggers an event asks to plan again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +77,16 @@ pub enum Work {
     Trigger(String),
     /// The triggers that read EventSource `.0` (by name, or through a templated name).
     Source(String),
+    /// The status of the same triggers: EventSource `.0`'s status changed, which they tell
+    /// but do not plan from.
+    SourceStatus(String),
+    /// The same triggers, in one source cluster only: its report of the source changed.
+    Report {
+        /// The EventSource the report answers.
+        source: String,
+        /// The report's cluster.
+        cluster: ClusterRef,
+    },
     /// Every trigger: an object any of them may reference (templateResourceRefs, policyRefs)
     /// changed.
     Referenced,
@@ -79,9 +149,48 @@ impl ReportGenerations {
             None
         };
         if !present || seen != Some(generation) {
-            Work::Source(report_source(report).to_owned())
+            Work::Report {
+                source: report_source(report).to_owned(),
+                cluster: ClusterRef {
+                    namespace: report.spec.cluster_namespace.clone(),
+                    name: report.spec.cluster_name.clone(),
+                    cluster_type: report.spec.cluster_type,
+                },
+            }
         } else {
             Work::Nothing
+        }
+    }
+}
+
+/// What the planner reads of each EventSource (generation, labels, deletion): a change of
+/// its status alone (the manager's own conditions) plans nothing, the triggers' status tells
+/// it.
+#[derive(Debug, Default)]
+pub struct SourceStates(HashMap<String, SourceState>);
+
+/// See [`SourceStates`].
+type SourceState = (Option<i64>, Option<BTreeMap<String, String>>, bool);
+
+impl SourceStates {
+    /// The work of an event of `source`, which the cache holds (`present`) or no longer does.
+    pub fn work(&mut self, source: &EventSource, present: bool) -> Work {
+        let name = source.metadata.name.clone().unwrap_or_default();
+        let state = (
+            source.metadata.generation,
+            source.metadata.labels.clone(),
+            source.metadata.deletion_timestamp.is_some(),
+        );
+        let seen = if present {
+            self.0.insert(name.clone(), state.clone())
+        } else {
+            self.0.remove(&name);
+            None
+        };
+        if present && seen.as_ref() == Some(&state) {
+            Work::SourceStatus(name)
+        } else {
+            Work::Source(name)
         }
     }
 }
@@ -168,19 +277,80 @@ mod tests {
     fn a_report_plans_again_on_a_new_generation_or_deletion_only() {
         let mut seen = ReportGenerations::default();
         let labelled = report(1, json!({EVENT_SOURCE_NAME_LABEL: "https"}));
-        assert_eq!(seen.work(&labelled, true), Work::Source("https".into()));
+        let cluster = ClusterRef {
+            namespace: "ns".into(),
+            name: "c".into(),
+            cluster_type: api::v1beta1::ClusterType::Sveltos,
+        };
+        let of = |source: &str| Work::Report {
+            source: source.into(),
+            cluster: cluster.clone(),
+        };
+        assert_eq!(seen.work(&labelled, true), of("https"));
         // The same generation again: a status write.
         assert_eq!(seen.work(&labelled, true), Work::Nothing);
         assert_eq!(
             seen.work(&report(2, json!({EVENT_SOURCE_NAME_LABEL: "https"})), true),
-            Work::Source("https".into())
+            of("https")
         );
-        assert_eq!(seen.work(&labelled, false), Work::Source("https".into()));
+        assert_eq!(seen.work(&labelled, false), of("https"));
         // Without the label, the spec names the source.
+        assert_eq!(seen.work(&report(1, json!({})), true), of("from-spec"));
+    }
+
+    #[test]
+    fn marks_of_a_trigger_join_and_the_whole_absorbs_its_parts() {
+        use crate::queue::Part as _;
+        let cluster = |name: &str| ClusterRef {
+            namespace: "ns".into(),
+            name: name.into(),
+            cluster_type: api::v1beta1::ClusterType::Sveltos,
+        };
+        let mut part = Part::cluster(cluster("a"));
+        part.join(Part::cluster(cluster("b")));
+        let both = BTreeSet::from([cluster("a"), cluster("b")]);
         assert_eq!(
-            seen.work(&report(1, json!({})), true),
-            Work::Source("from-spec".into())
+            part,
+            Part::Clusters {
+                clusters: both.clone(),
+                status: false
+            }
         );
+        part.join(Part::status());
+        assert_eq!(
+            part,
+            Part::Clusters {
+                clusters: both,
+                status: true
+            }
+        );
+        part.join(Part::Whole);
+        assert_eq!(part, Part::Whole);
+        part.join(Part::cluster(cluster("c")));
+        assert_eq!(part, Part::Whole, "a cluster's mark stays within the whole");
+    }
+
+    #[test]
+    fn a_source_plans_again_unless_only_its_status_changed() {
+        let source = |generation: i64, labels: serde_json::Value| -> EventSource {
+            serde_json::from_value(json!({
+                "metadata": {"name": "s", "generation": generation, "labels": labels},
+                "spec": {}
+            }))
+            .unwrap()
+        };
+        let mut states = SourceStates::default();
+        let first = source(1, json!({}));
+        assert_eq!(states.work(&first, true), Work::Source("s".into()));
+        assert_eq!(states.work(&first, true), Work::SourceStatus("s".into()));
+        // Relabelled (a tenant's), edited, deleted: each plans.
+        let tenant = source(1, json!({"projectsveltos.io/serviceaccount-name": "ops"}));
+        assert_eq!(states.work(&tenant, true), Work::Source("s".into()));
+        assert_eq!(
+            states.work(&source(2, json!({})), true),
+            Work::Source("s".into())
+        );
+        assert_eq!(states.work(&first, false), Work::Source("s".into()));
     }
 
     #[test]

@@ -8,10 +8,11 @@ pub mod conditions;
 pub mod legacy;
 mod lua_rules;
 pub mod marks;
+pub mod owned;
 pub mod scripts;
 pub mod status;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,7 +33,8 @@ use serde_json::json;
 
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
-use crate::plan::{Plan, PlanMemo, plan};
+use crate::plan::{Plan, PlanMemo, plan, plan_some};
+use crate::profiles::Desired;
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::watches::Watches;
@@ -42,7 +44,7 @@ use clusters::watch::reflect;
 /// Name of this controller in metrics and readiness.
 const CONTROLLER: &str = "manager";
 use caches::Caches;
-use marks::Work;
+use marks::{Part, Work};
 
 /// Errors of the running manager.
 #[derive(Debug, thiserror::Error)]
@@ -110,7 +112,7 @@ async fn try_namespace(client: &Client, name: &str) -> kube::Result<()> {
 fn start_watches(
     client: &Client,
     shared: &Watches,
-    queue: &Arc<Queue>,
+    queue: &Arc<Queue<Part>>,
 ) -> (Caches, impl Future<Output = ()> + use<>) {
     let all = watcher::Config::default;
     let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
@@ -140,26 +142,31 @@ fn start_watches(
         confirmed: Arc::default(),
         fresh: shared.fresh.clone(),
         decoded: Arc::default(),
+        owned: Arc::default(),
     };
 
     let mark = {
         let (caches, queue) = (caches.clone(), Arc::clone(queue));
         move |work: Work| {
-            let every = |queue: &Queue| {
+            let every = |queue: &Queue<Part>| {
                 for trigger in caches.triggers.state() {
                     queue.mark(trigger.metadata.name.clone().unwrap_or_default());
+                }
+            };
+            // `part` of each trigger reading EventSource `source`.
+            let readers = |source: &str, part: Part| {
+                let triggers = caches.triggers.state();
+                let triggers = triggers.iter().map(AsRef::as_ref);
+                for name in marks::triggers_of_source(triggers, source) {
+                    queue.mark_part(name, part.clone());
                 }
             };
             match work {
                 Work::Nothing => {}
                 Work::Trigger(name) => queue.mark(name),
-                Work::Source(source) => {
-                    let triggers = caches.triggers.state();
-                    let triggers = triggers.iter().map(AsRef::as_ref);
-                    for name in marks::triggers_of_source(triggers, &source) {
-                        queue.mark(name);
-                    }
-                }
+                Work::Source(source) => readers(&source, Part::Whole),
+                Work::SourceStatus(source) => readers(&source, Part::status()),
+                Work::Report { source, cluster } => readers(&source, Part::cluster(cluster)),
                 Work::Referenced => {
                     caches.referenced_changed();
                     every(&queue);
@@ -184,11 +191,13 @@ fn start_watches(
         })
     };
     let source_task = {
-        let (mark, status) = (mark.clone(), Arc::clone(&caches.status));
+        let (mark, caches) = (mark.clone(), caches.clone());
+        let mut states = marks::SourceStates::default();
         source_events.for_each(move |s| {
-            let name = s.metadata.name.unwrap_or_default();
-            status.source_changed(&name);
-            mark(Work::Source(name));
+            caches
+                .status
+                .source_changed(s.metadata.name.as_deref().unwrap_or_default());
+            mark(states.work(&s, cached(&caches.sources, &s.metadata)));
             async {}
         })
     };
@@ -201,12 +210,8 @@ fn start_watches(
             caches.status.source_changed(marks::report_source(&r));
             caches.status.report_changed(namespace, name);
             let work = generations.work(&r, cached(&caches.reports, &r.metadata));
-            if !matches!(work, Work::Nothing) {
-                caches.fresh.changed(ClusterRef {
-                    namespace: r.spec.cluster_namespace.clone(),
-                    name: r.spec.cluster_name.clone(),
-                    cluster_type: r.spec.cluster_type,
-                });
+            if let Work::Report { cluster, .. } = &work {
+                caches.fresh.changed(cluster.clone());
             }
             mark(work);
             async {}
@@ -217,6 +222,7 @@ fn start_watches(
         config_map_events.for_each(move |c| {
             let version = c.metadata.resource_version.as_deref();
             let present = cached(&caches.config_maps, &c.metadata);
+            caches.saw_generated("ConfigMap", &c.metadata, present);
             let echo = caches.is_echo("ConfigMap", &c.metadata, present, version);
             mark(marks::config_object(&c.metadata, echo));
             async {}
@@ -228,6 +234,7 @@ fn start_watches(
             let work = marks::companion_source(&s.metadata).unwrap_or_else(|| {
                 let version = s.metadata.resource_version.as_deref();
                 let present = cached(&caches.secrets, &s.metadata);
+                caches.saw_generated("Secret", &s.metadata, present);
                 let echo = caches.is_echo("Secret", &s.metadata, present, version);
                 marks::config_object(&s.metadata, echo)
             });
@@ -239,6 +246,7 @@ fn start_watches(
         let caches = caches.clone();
         profile_events.for_each(move |p| {
             let present = cached(&caches.profiles, &p.metadata);
+            caches.saw_generated("ClusterProfile", &p.metadata, present);
             let generation = p.metadata.generation.map(|g| g.to_string());
             let echo = caches.is_echo(
                 "ClusterProfile",
@@ -287,7 +295,12 @@ pub(super) async fn caches_ready(caches: &Caches) -> bool {
         && caches.profiles.wait_until_ready().await.is_ok()
 }
 
-async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Arc<Telemetry>) {
+async fn worker(
+    client: Client,
+    caches: Caches,
+    queue: Arc<Queue<Part>>,
+    telemetry: Arc<Telemetry>,
+) {
     if !caches_ready(&caches).await {
         tracing::error!("the manager's caches closed before they were filled");
         return;
@@ -303,9 +316,16 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     // Each trigger's units from its last plan, so an event re-plans what it changed only.
     let mut memos: HashMap<String, TriggerMemo> = HashMap::new();
     loop {
-        for name in queue.next_batch().await {
+        for (name, part) in queue.next_parts().await {
             let memo = memos.entry(name.clone()).or_default();
-            let outcome = reconcile(&client, &caches, &render, &recorder, &name, memo).await;
+            let pass = Reconcile {
+                client: &client,
+                caches: &caches,
+                render: &render,
+                recorder: &recorder,
+                name: &name,
+            };
+            let outcome = pass.run(part, memo).await;
             // Whatever came of it: reports waiting for every trigger's first pass go on.
             caches.status.tried(&name);
             if caches.triggers.get(&ObjectRef::new(&name)).is_none() {
@@ -319,108 +339,229 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
 /// What a trigger's passes keep for the next one.
 #[derive(Default)]
 pub struct TriggerMemo {
-    /// The last plan's units.
+    /// The last plans' units.
     plan: PlanMemo,
     /// What the last pass spent besides writing (planning, comparing, deleting):
     /// the next pass writes for three times that at least, so that a busy fleet's passes
     /// are not mostly that.
     overhead: Duration,
+    /// The last whole plan, without its objects, as passes over some clusters left it: the
+    /// clusters, sources and failures those passes plan within and the status tells.
+    last: Option<Plan>,
+    /// Source clusters whose writes a pass left for the next.
+    pending: BTreeSet<ClusterRef>,
+    /// Whether the status waits for the pending writes to tell what changed.
+    status_due: bool,
 }
 
-/// Plans and applies one trigger; records the outcome in its status.
-pub async fn reconcile(
-    client: &Client,
-    caches: &Caches,
-    render: &GoTemplates,
-    recorder: &Recorder,
-    name: &str,
-    memo: &mut TriggerMemo,
-) -> Result<Pass, ManagerError> {
-    let triggers: Api<EventTrigger> = Api::all(client.clone());
-    let trigger = caches.triggers.get(&ObjectRef::new(name));
-    let deleting = trigger
-        .as_ref()
-        .is_none_or(|t| t.metadata.deletion_timestamp.is_some());
-    if deleting {
-        // Withdraw everything the trigger generated, then let it go.
-        let applied = apply::apply(client, caches, name, &Plan::default(), apply::BUDGET).await?;
-        if applied.waiting {
-            return Ok(Pass::Again);
+/// One pass over a trigger.
+struct Reconcile<'a> {
+    client: &'a Client,
+    caches: &'a Caches,
+    render: &'a GoTemplates,
+    recorder: &'a Recorder,
+    name: &'a str,
+}
+
+/// What planning and applying (part of) a trigger did.
+struct Step {
+    applied: apply::Applied,
+    /// Whether some cluster's pass failed.
+    failed: bool,
+}
+
+impl Reconcile<'_> {
+    /// Plans and applies `part` of the trigger; writes its status once no writes are pending.
+    async fn run(&self, part: Part, memo: &mut TriggerMemo) -> Result<Pass<Part>, ManagerError> {
+        let (caches, name) = (self.caches, self.name);
+        let triggers: Api<EventTrigger> = Api::all(self.client.clone());
+        let trigger = caches.triggers.get(&ObjectRef::new(name));
+        let deleting = trigger
+            .as_ref()
+            .is_none_or(|t| t.metadata.deletion_timestamp.is_some());
+        if deleting {
+            // Withdraw everything the trigger generated, then let it go.
+            *memo = TriggerMemo::default();
+            let nothing = Plan::default();
+            let applied =
+                apply::apply(self.client, caches, name, &nothing, None, apply::BUDGET).await?;
+            if applied.waiting {
+                return Ok(Pass::Again);
+            }
+            if let Some(trigger) = trigger {
+                remove_finalizer(&triggers, &trigger).await?;
+            }
+            caches.status.processed(name, Vec::new());
+            return Ok(Pass::Done);
         }
-        if let Some(trigger) = trigger {
-            remove_finalizer(&triggers, &trigger).await?;
+        let Some(trigger) = trigger else {
+            return Ok(Pass::Done);
+        };
+        add_finalizer(&triggers, &trigger).await?;
+        let started = Instant::now();
+        let budget = apply::BUDGET.max(memo.overhead * 3);
+        let step = match (part, memo.last.take()) {
+            (Part::Clusters { clusters, status }, Some(last)) => {
+                memo.status_due |= status;
+                self.some(&trigger, &clusters, last, budget, memo).await?
+            }
+            _ => self.whole(&trigger, &triggers, budget, memo).await?,
+        };
+        memo.overhead = started.elapsed().saturating_sub(step.applied.writing);
+        let applied = step.applied;
+        if !applied.left.is_empty() {
+            // The status tells of passes that made their writes; the next goes on at once.
+            tracing::debug!(trigger = name, written = applied.written, "pass goes on");
+            let part = match applied
+                .left
+                .iter()
+                .cloned()
+                .collect::<Option<BTreeSet<_>>>()
+            {
+                Some(clusters) => Part::Clusters {
+                    clusters,
+                    status: false,
+                },
+                None => Part::Whole,
+            };
+            return Ok(Pass::More(part));
         }
-        caches.status.processed(name, Vec::new());
-        return Ok(Pass::Done);
-    }
-    let Some(trigger) = trigger else {
-        return Ok(Pass::Done);
-    };
-    add_finalizer(&triggers, &trigger).await?;
-    let started = Instant::now();
-    let plan = match plan(&trigger, caches, render, &mut memo.plan) {
-        Ok(plan) => plan,
-        Err(reason) => {
-            tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
+        if memo.status_due
+            && memo.pending.is_empty()
+            && let Some(last) = &memo.last
+        {
             let outcome = Outcome {
-                plan: &Plan::default(),
-                plan_error: Some(&reason),
+                plan: last,
+                plan_error: None,
                 failure: None,
             };
-            write_status(&triggers, recorder, caches, &trigger, &outcome).await?;
-            return Err(ManagerError::Plan(reason));
+            write_status(&triggers, self.recorder, caches, &trigger, &outcome).await?;
+            memo.status_due = false;
         }
-    };
-    tracing::debug!(
-        trigger = name,
-        clusters = plan.matching.len(),
-        profiles = plan.desired.profiles.len(),
-        generated = plan.desired.generated.len(),
-        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
-        "planned"
-    );
-    let budget = apply::BUDGET.max(memo.overhead * 3);
-    let result = apply::apply(client, caches, name, &plan, budget).await;
-    if let Ok(applied) = &result {
-        memo.overhead = started.elapsed().saturating_sub(applied.writing);
+        if applied.written + applied.deleted > 0 {
+            tracing::info!(
+                trigger = name,
+                written = applied.written,
+                deleted = applied.deleted,
+                elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "applied"
+            );
+        }
+        Ok(if applied.waiting || step.failed {
+            Pass::Again
+        } else {
+            Pass::Done
+        })
     }
-    if let Ok(applied) = &result
-        && applied.partial
-    {
-        // The status tells of whole passes; the next one goes on at once.
-        tracing::debug!(trigger = name, written = applied.written, "pass goes on");
-        return Ok(Pass::More);
-    }
-    let failure = result.as_ref().err().map(ToString::to_string);
-    record_passes(caches, name, &plan, failure.as_deref());
-    let outcome = Outcome {
-        plan: &plan,
-        plan_error: None,
-        failure: failure.as_deref(),
-    };
-    write_status(&triggers, recorder, caches, &trigger, &outcome).await?;
-    let applied = result?;
-    if applied.written + applied.deleted > 0 {
-        tracing::info!(
+
+    /// Plans the whole trigger and applies the plan, which the memo keeps as the last.
+    async fn whole(
+        &self,
+        trigger: &EventTrigger,
+        triggers: &Api<EventTrigger>,
+        budget: Duration,
+        memo: &mut TriggerMemo,
+    ) -> Result<Step, ManagerError> {
+        let (caches, name) = (self.caches, self.name);
+        memo.pending.clear();
+        let started = Instant::now();
+        let mut plan = match plan(trigger, caches, self.render, &mut memo.plan) {
+            Ok(plan) => plan,
+            Err(reason) => {
+                tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
+                let outcome = Outcome {
+                    plan: &Plan::default(),
+                    plan_error: Some(&reason),
+                    failure: None,
+                };
+                write_status(triggers, self.recorder, caches, trigger, &outcome).await?;
+                return Err(ManagerError::Plan(reason));
+            }
+        };
+        tracing::debug!(
             trigger = name,
-            written = applied.written,
-            deleted = applied.deleted,
+            clusters = plan.matching.len(),
+            profiles = plan.desired.profiles.len(),
+            generated = plan.desired.generated.len(),
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
-            "applied"
+            "planned"
         );
+        let result = apply::apply(self.client, caches, name, &plan, None, budget).await;
+        // The last plan keeps what the status and later passes read, not its objects.
+        plan.desired = Desired::default();
+        log_failures(name, &plan);
+        let failed = !plan.failures.is_empty();
+        let plan = memo.last.insert(plan);
+        let applied = match result {
+            Ok(applied) => applied,
+            Err(error) => {
+                let failure = error.to_string();
+                record_passes(caches, name, plan, Some(&failure), &memo.pending, true);
+                let outcome = Outcome {
+                    plan,
+                    plan_error: None,
+                    failure: Some(&failure),
+                };
+                write_status(triggers, self.recorder, caches, trigger, &outcome).await?;
+                return Err(error.into());
+            }
+        };
+        memo.pending = applied.left.iter().flatten().cloned().collect();
+        record_passes(caches, name, plan, None, &memo.pending, true);
+        memo.status_due = true;
+        Ok(Step { applied, failed })
     }
-    for (cluster, reason) in &plan.failures {
-        tracing::warn!(trigger = name, cluster = %cluster.name, %reason, "cannot generate profiles");
+
+    /// Plans the trigger again in source `clusters` only, within the `last` whole plan, and
+    /// applies that: an event in one cluster costs that cluster's work, not the fleet's.
+    async fn some(
+        &self,
+        trigger: &EventTrigger,
+        clusters: &BTreeSet<ClusterRef>,
+        last: Plan,
+        budget: Duration,
+        memo: &mut TriggerMemo,
+    ) -> Result<Step, ManagerError> {
+        let (caches, name) = (self.caches, self.name);
+        let plan = plan_some(
+            trigger,
+            caches,
+            self.render,
+            &mut memo.plan,
+            &last,
+            clusters,
+        );
+        memo.status_due |= memo.last.insert(last).absorb(&plan);
+        let applied =
+            apply::apply(self.client, caches, name, &plan, Some(clusters), budget).await?;
+        memo.pending.retain(|c| !clusters.contains(c));
+        memo.pending.extend(applied.left.iter().flatten().cloned());
+        record_passes(caches, name, &plan, None, &memo.pending, false);
+        log_failures(name, &plan);
+        Ok(Step {
+            applied,
+            failed: !plan.failures.is_empty(),
+        })
     }
-    Ok(if applied.waiting || !plan.failures.is_empty() {
-        Pass::Again
-    } else {
-        Pass::Done
-    })
 }
 
-/// Tells the status writer how this pass went for each report the trigger read.
-fn record_passes(caches: &Caches, trigger: &str, plan: &Plan, failure: Option<&str>) {
+/// Logs why planning failed in some clusters.
+fn log_failures(trigger: &str, plan: &Plan) {
+    for (cluster, reason) in &plan.failures {
+        tracing::warn!(trigger, cluster = %cluster.name, %reason, "cannot generate profiles");
+    }
+}
+
+/// Tells the status writer how a pass went for each report of `plan` (the whole trigger's,
+/// or some clusters'); those of `pending` clusters wait for their writes.
+fn record_passes(
+    caches: &Caches,
+    trigger: &str,
+    plan: &Plan,
+    failure: Option<&str>,
+    pending: &BTreeSet<ClusterRef>,
+    whole: bool,
+) {
     let mut passes = Vec::new();
     for (cluster, source) in &plan.sources {
         if plan.held.contains_key(cluster) {
@@ -435,12 +576,19 @@ fn record_passes(caches: &Caches, trigger: &str, plan: &Plan, failure: Option<&s
         };
         let failure = plan.failures.get(cluster).map(String::as_str).or(failure);
         let pass = status::Processing {
-            generation: report.metadata.generation,
+            generation: report
+                .metadata
+                .generation
+                .filter(|_| !pending.contains(cluster)),
             failure: failure.map(str::to_owned),
         };
         passes.push(((cluster.namespace.clone(), name), pass));
     }
-    caches.status.processed(trigger, passes);
+    if whole {
+        caches.status.processed(trigger, passes);
+    } else {
+        caches.status.processed_some(trigger, passes);
+    }
 }
 
 async fn add_finalizer(triggers: &Api<EventTrigger>, trigger: &EventTrigger) -> kube::Result<()> {

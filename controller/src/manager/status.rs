@@ -28,7 +28,7 @@ pub const PROCESSED: &str = "Processed";
 /// How one trigger's last pass went for one report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Processing {
-    /// The report's generation the pass read.
+    /// The report's generation the pass read (none: its writes are still to be made).
     pub generation: Option<i64>,
     /// Why the pass failed in the report's cluster.
     pub failure: Option<String>,
@@ -69,13 +69,22 @@ impl StatusWork {
         self.queue.mark(format!("{REPORT}{namespace}/{name}"));
     }
 
-    /// Records `trigger`'s last pass: how it went for each report `(namespace, name)` it read.
-    /// Reports it no longer reads forget it.
+    /// Records `trigger`'s last whole pass: how it went for each report `(namespace, name)`
+    /// it read. Reports it no longer reads forget it.
     pub fn processed(&self, trigger: &str, passes: Vec<((String, String), Processing)>) {
+        self.record(trigger, passes, true);
+    }
+
+    /// Records how `trigger`'s last pass over some of its clusters went for their reports.
+    pub fn processed_some(&self, trigger: &str, passes: Vec<((String, String), Processing)>) {
+        self.record(trigger, passes, false);
+    }
+
+    fn record(&self, trigger: &str, passes: Vec<((String, String), Processing)>, whole: bool) {
         let mut changed = Vec::new();
         if let Ok(mut ledger) = self.ledger.lock() {
             let now: BTreeMap<_, _> = passes.into_iter().collect();
-            for (key, entries) in ledger.iter_mut() {
+            for (key, entries) in ledger.iter_mut().filter(|_| whole) {
                 if !now.contains_key(key) && entries.remove(trigger).is_some() {
                     changed.push(key.clone());
                 }

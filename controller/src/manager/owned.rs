@@ -1,0 +1,165 @@
+//! The generated objects the caches hold, by trigger and source cluster: a pass over a
+//! trigger's work in one cluster finds that cluster's stale objects without a look at the
+//! fleet's, and a whole pass without a look at every ConfigMap of the management cluster.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use api::labels::EVENT_TRIGGER_NAME_LABEL;
+
+use crate::identity::{ClusterRef, source_cluster};
+
+/// A generated object: its kind (`ClusterProfile`, `ConfigMap` or `Secret`) and name.
+pub type Object = (&'static str, String);
+
+/// Where a generated object belongs: its trigger and its source cluster (none when its labels
+/// do not name one).
+type Owner = (String, Option<ClusterRef>);
+
+/// Generated objects by owner, kept as the watches show them.
+#[derive(Debug, Default)]
+pub struct Owned {
+    owners: HashMap<Object, Owner>,
+    objects: HashMap<String, BTreeMap<Option<ClusterRef>, BTreeSet<Object>>>,
+}
+
+impl Owned {
+    /// Records what a watch event shows of generated object `object`: `labels` while the
+    /// cache holds it (`present`), else that it is gone.
+    pub fn seen(
+        &mut self,
+        object: Object,
+        labels: Option<&BTreeMap<String, String>>,
+        present: bool,
+    ) {
+        let trigger = labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL));
+        let owner = match trigger {
+            Some(trigger) if present => Some((trigger.clone(), source_cluster(labels))),
+            _ => None,
+        };
+        if self.owners.get(&object) == owner.as_ref() {
+            return;
+        }
+        if let Some((trigger, cluster)) = self.owners.remove(&object) {
+            self.remove(&trigger, &cluster, &object);
+        }
+        if let Some((trigger, cluster)) = owner {
+            let clusters = self.objects.entry(trigger.clone()).or_default();
+            clusters
+                .entry(cluster.clone())
+                .or_default()
+                .insert(object.clone());
+            self.owners.insert(object, (trigger, cluster));
+        }
+    }
+
+    fn remove(&mut self, trigger: &str, cluster: &Option<ClusterRef>, object: &Object) {
+        let Some(clusters) = self.objects.get_mut(trigger) else {
+            return;
+        };
+        if let Some(objects) = clusters.get_mut(cluster) {
+            objects.remove(object);
+            if objects.is_empty() {
+                clusters.remove(cluster);
+            }
+        }
+        if clusters.is_empty() {
+            self.objects.remove(trigger);
+        }
+    }
+
+    /// The objects `trigger` generated, with their source clusters: all of them, or those of
+    /// `clusters` only.
+    pub fn of(
+        &self,
+        trigger: &str,
+        clusters: Option<&BTreeSet<ClusterRef>>,
+    ) -> Vec<(Option<ClusterRef>, Object)> {
+        let Some(by_cluster) = self.objects.get(trigger) else {
+            return Vec::new();
+        };
+        let wanted = |cluster: &Option<ClusterRef>| {
+            clusters.is_none_or(|set| cluster.as_ref().is_some_and(|c| set.contains(c)))
+        };
+        by_cluster
+            .iter()
+            .filter(|(cluster, _)| wanted(cluster))
+            .flat_map(|(cluster, objects)| objects.iter().map(|o| (cluster.clone(), o.clone())))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::{Identity, identity_labels};
+    use api::v1beta1::ClusterType;
+
+    fn cluster(name: &str) -> ClusterRef {
+        ClusterRef {
+            namespace: "fleet".into(),
+            name: name.into(),
+            cluster_type: ClusterType::Sveltos,
+        }
+    }
+
+    fn labels(trigger: &str, cluster: &ClusterRef) -> BTreeMap<String, String> {
+        let identity = Identity {
+            trigger,
+            cluster,
+            event_source: "es",
+            resource: Some(("default", "web")),
+            cloud_event: None,
+        };
+        identity_labels(&identity, &BTreeMap::new())
+    }
+
+    fn object(name: &str) -> Object {
+        ("ClusterProfile", name.to_owned())
+    }
+
+    #[test]
+    fn objects_are_found_by_trigger_and_cluster_as_the_watches_show_them() {
+        let mut owned = Owned::default();
+        let (a, b) = (cluster("a"), cluster("b"));
+        owned.seen(object("p1"), Some(&labels("t", &a)), true);
+        owned.seen(object("p2"), Some(&labels("t", &b)), true);
+        owned.seen(object("p3"), Some(&labels("other", &a)), true);
+        let names = |found: Vec<(Option<ClusterRef>, Object)>| -> Vec<String> {
+            found.into_iter().map(|(_, (_, name))| name).collect()
+        };
+        assert_eq!(names(owned.of("t", None)), ["p1", "p2"]);
+        assert_eq!(
+            names(owned.of("t", Some(&BTreeSet::from([b.clone()])))),
+            ["p2"]
+        );
+        assert_eq!(
+            owned.of("t", Some(&BTreeSet::from([b.clone()])))[0].0,
+            Some(b.clone())
+        );
+
+        // Relabelled to another cluster, then to no trigger: it moves, then leaves.
+        owned.seen(object("p1"), Some(&labels("t", &b)), true);
+        assert_eq!(
+            names(owned.of("t", Some(&BTreeSet::from([a.clone()])))),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            names(owned.of("t", Some(&BTreeSet::from([b.clone()])))),
+            ["p1", "p2"]
+        );
+        owned.seen(object("p1"), Some(&BTreeMap::new()), true);
+        assert_eq!(names(owned.of("t", None)), ["p2"]);
+
+        // Deleted: gone, and nothing of the trigger is kept once its last object goes.
+        owned.seen(object("p2"), Some(&labels("t", &b)), false);
+        assert!(owned.of("t", None).is_empty());
+        assert!(!owned.objects.contains_key("t"));
+        assert_eq!(names(owned.of("other", None)), ["p3"]);
+
+        // An object whose labels name no cluster is the trigger's, in no cluster.
+        let trigger_only = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
+        owned.seen(("ConfigMap", "c".into()), Some(&trigger_only), true);
+        assert_eq!(owned.of("t", None), [(None, ("ConfigMap", "c".to_owned()))]);
+        assert!(owned.of("t", Some(&BTreeSet::from([a]))).is_empty());
+    }
+}
