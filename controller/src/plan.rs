@@ -85,12 +85,35 @@ pub struct Plan {
 pub const PAUSED: &str = "cannot proceed deploying. Either cluster is paused or not ready.";
 
 /// Plans `trigger` against `world`, reusing the units `memo` kept from the trigger's previous
-/// plan when their inputs are unchanged. A bad selector fails the whole trigger.
+/// plans when their inputs are unchanged. A bad selector fails the whole trigger.
 pub fn plan(
     trigger: &EventTrigger,
     world: &dyn World,
     render: &dyn Render,
     memo: &mut PlanMemo,
+) -> Result<Plan, String> {
+    plan_within(trigger, world, render, memo, None)
+}
+
+/// Plans `trigger` in the source `clusters` only, as [`plan`] would there: whether it selects
+/// each now, and what its report calls for. [`Plan::absorb`] takes the outcome into the
+/// trigger's whole plan.
+pub fn plan_some(
+    trigger: &EventTrigger,
+    world: &dyn World,
+    render: &dyn Render,
+    memo: &mut PlanMemo,
+    clusters: &BTreeSet<ClusterRef>,
+) -> Result<Plan, String> {
+    plan_within(trigger, world, render, memo, Some(clusters))
+}
+
+fn plan_within(
+    trigger: &EventTrigger,
+    world: &dyn World,
+    render: &dyn Render,
+    memo: &mut PlanMemo,
+    within: Option<&BTreeSet<ClusterRef>>,
 ) -> Result<Plan, String> {
     let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
     let clusters = world.clusters();
@@ -108,6 +131,7 @@ pub fn plan(
             }
         }
     }
+    selected.retain(|c| within.is_none_or(|set| set.contains(&c.reference)));
     selected.sort_by(|a, b| a.reference.cmp(&b.reference));
     selected.dedup_by(|a, b| a.reference == b.reference);
     let mut plan = Plan::default();
@@ -143,55 +167,14 @@ pub fn plan(
         plan.add(reference, desired);
     }
     // What clusters no longer planned computed is forgotten.
-    memo.clusters = planned;
-    Ok(plan)
-}
-
-/// Plans `trigger` again in the source `clusters` only, as its last whole plan `last` found
-/// them (selected, paused, the EventSource each reads): what their reports call for now.
-/// Clusters `last` did not select are left out; so are paused ones, which keep what they have.
-pub fn plan_some(
-    trigger: &EventTrigger,
-    world: &dyn World,
-    render: &dyn Render,
-    memo: &mut PlanMemo,
-    last: &Plan,
-    clusters: &BTreeSet<ClusterRef>,
-) -> Plan {
-    let fleet = world.clusters();
-    let by_reference: HashMap<&ClusterRef, &Cluster> =
-        fleet.iter().map(|c| (&c.reference, c)).collect();
-    let mut plan = Plan::default();
-    for reference in clusters {
-        let Some(cluster) = by_reference
-            .get(reference)
-            .filter(|_| last.selects(reference))
-        else {
-            continue;
-        };
-        plan.matching.push(reference.clone());
-        if let Some(reference_of) = last.references.get(reference) {
-            plan.references
-                .insert(reference.clone(), reference_of.clone());
+    match within {
+        None => memo.clusters = planned,
+        Some(clusters) => {
+            memo.clusters.retain(|c, _| !clusters.contains(c));
+            memo.clusters.extend(planned);
         }
-        if let Some(held) = last.held.get(reference) {
-            plan.held.insert(reference.clone(), held.clone());
-            continue;
-        }
-        let Some(event_source) = last.sources.get(reference) else {
-            // Its EventSource's name did not render: it fails as it did.
-            if let Some(reason) = last.failures.get(reference) {
-                plan.failures.insert(reference.clone(), reason.clone());
-            }
-            continue;
-        };
-        plan.sources.insert(reference.clone(), event_source.clone());
-        let cluster_memo = memo.clusters.entry(reference.clone()).or_default();
-        let desired = plan_cluster(trigger, cluster, event_source, world, render, cluster_memo);
-        cluster_memo.finish();
-        plan.add(reference, desired);
     }
-    plan
+    Ok(plan)
 }
 
 impl Plan {
@@ -200,19 +183,36 @@ impl Plan {
         self.matching.binary_search(cluster).is_ok()
     }
 
-    /// Takes in the outcome of `part`, a plan of some of these clusters: whether their
-    /// failures changed.
-    pub fn absorb(&mut self, part: &Plan) -> bool {
-        let mut changed = false;
-        for cluster in part.sources.keys().filter(|c| !part.held.contains_key(*c)) {
-            let failure = part.failures.get(cluster);
-            if self.failures.get(cluster) != failure {
-                changed = true;
-                match failure {
-                    Some(reason) => self.failures.insert(cluster.clone(), reason.clone()),
-                    None => self.failures.remove(cluster),
-                };
+    /// Takes in `part`, a plan of the source clusters `within` (its objects aside): whether
+    /// what it says of them (selected, named, paused, failed, their EventSource) changed.
+    pub fn absorb(&mut self, part: &Plan, within: &BTreeSet<ClusterRef>) -> bool {
+        let selected = self.matching.iter().filter(|c| within.contains(*c));
+        let mut changed = !selected.eq(part.matching.iter())
+            || within
+                .iter()
+                .any(|c| self.references.get(c) != part.references.get(c));
+        let mut take = |map: &mut BTreeMap<ClusterRef, String>,
+                        from: &BTreeMap<ClusterRef, String>| {
+            for cluster in within {
+                let now = from.get(cluster);
+                if map.get(cluster) != now {
+                    changed = true;
+                    match now {
+                        Some(value) => map.insert(cluster.clone(), value.clone()),
+                        None => map.remove(cluster),
+                    };
+                }
             }
+        };
+        take(&mut self.sources, &part.sources);
+        take(&mut self.held, &part.held);
+        take(&mut self.failures, &part.failures);
+        self.matching.retain(|c| !within.contains(c));
+        self.matching.extend(part.matching.iter().cloned());
+        self.matching.sort();
+        self.references.retain(|c, _| !within.contains(c));
+        for (cluster, reference) in &part.references {
+            self.references.insert(cluster.clone(), reference.clone());
         }
         changed
     }
@@ -569,45 +569,63 @@ mod tests {
     }
 
     #[test]
-    fn a_pass_over_some_clusters_reads_and_plans_those_alone_as_the_last_plan_found_them() {
+    fn a_pass_over_some_clusters_reads_and_plans_those_alone_as_a_whole_plan_would() {
         let mut world = fixture();
         world.clusters[1].paused = true;
         let mut memo = PlanMemo::default();
-        let mut last = plan(&trigger(), &world, &NameOnly, &mut memo).unwrap();
+        let mut whole = plan(&trigger(), &world, &NameOnly, &mut memo).unwrap();
         let (c1, c2, c3) = (
             world.clusters[0].reference.clone(),
             world.clusters[1].reference.clone(),
             world.clusters[2].reference.clone(),
         );
         world.read.lock().unwrap().clear();
+        let some = |world: &Fixture, memo: &mut PlanMemo, clusters: &[&ClusterRef]| {
+            let clusters: BTreeSet<ClusterRef> = clusters.iter().map(|c| (*c).clone()).collect();
+            let part = plan_some(&trigger(), world, &NameOnly, memo, &clusters).unwrap();
+            (part, clusters)
+        };
         // c1's report changed: its profiles are planned, and only its report is read.
         world
             .reports
             .insert(("c1".into(), "es".into()), events(&["a", "b", "e"]));
-        let some = |world: &Fixture, memo: &mut PlanMemo, last: &Plan, clusters: &[&ClusterRef]| {
-            let clusters = clusters.iter().map(|c| (*c).clone()).collect();
-            plan_some(&trigger(), world, &NameOnly, memo, last, &clusters)
-        };
-        let planned = some(&world, &mut memo, &last, &[&c1]);
-        assert_eq!(planned.matching, std::slice::from_ref(&c1));
-        assert_eq!(planned.desired.profiles.len(), 3);
+        let (part, _) = some(&world, &mut memo, &[&c1]);
+        assert_eq!(part.matching, std::slice::from_ref(&c1));
+        assert_eq!(part.desired.profiles.len(), 3);
         assert_eq!(*world.read.lock().unwrap(), ["c1"]);
-        // A paused cluster stays held, one the trigger does not select is left out: neither
-        // report is read.
-        let planned = some(&world, &mut memo, &last, &[&c2, &c3]);
-        assert_eq!(planned.matching, std::slice::from_ref(&c2));
-        assert!(planned.held.contains_key(&c2) && planned.desired.profiles.is_empty());
+        // A paused cluster is held, one the trigger does not select is left out: neither
+        // report is read, and the whole plan says the same of them as before.
+        let (part, within) = some(&world, &mut memo, &[&c2, &c3]);
+        assert_eq!(part.matching, std::slice::from_ref(&c2));
+        assert!(part.held.contains_key(&c2) && part.desired.profiles.is_empty());
         assert_eq!(*world.read.lock().unwrap(), ["c1"]);
+        assert!(!whole.absorb(&part, &within));
 
-        // Its failures join the last plan's, and go when the cluster plans again.
+        // c3 is relabelled into the selection: it joins the whole plan.
+        world.clusters[2] = cluster("c3", "fv");
+        let (part, within) = some(&world, &mut memo, &[&c3]);
+        assert_eq!(part.desired.profiles.len(), 1);
+        assert!(whole.absorb(&part, &within));
+        assert_eq!(whole.matching, [c1.clone(), c2.clone(), c3.clone()]);
+        assert_eq!(whole.sources.get(&c3).map(String::as_str), Some("es"));
+
+        // Its failures join the whole plan's, and go when the cluster plans again.
         world.broken = Some("c1".into());
-        let failed = some(&world, &mut memo, &last, &[&c1]);
-        assert!(last.absorb(&failed), "c1 fails now");
-        assert!(last.failures.contains_key(&c1));
-        assert!(!last.absorb(&failed), "nothing changed");
+        let (failed, within) = some(&world, &mut memo, &[&c1]);
+        assert!(whole.absorb(&failed, &within), "c1 fails now");
+        assert!(whole.failures.contains_key(&c1));
+        assert!(!whole.absorb(&failed, &within), "nothing changed");
         world.broken = None;
-        assert!(last.absorb(&some(&world, &mut memo, &last, &[&c1])));
-        assert!(last.failures.is_empty());
+        let (healthy, within) = some(&world, &mut memo, &[&c1]);
+        assert!(whole.absorb(&healthy, &within));
+        assert!(whole.failures.is_empty());
+
+        // Unselected again: it leaves the whole plan.
+        world.clusters[2] = cluster("c3", "prod");
+        let (part, within) = some(&world, &mut memo, &[&c3]);
+        assert!(whole.absorb(&part, &within));
+        assert_eq!(whole.matching, [c1, c2]);
+        assert!(!whole.sources.contains_key(&c3));
     }
 
     #[test]

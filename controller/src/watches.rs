@@ -55,10 +55,19 @@ impl Watches {
         }
     }
 
-    /// A stream that yields when a registered cluster (of either kind) changes.
-    pub fn fleet_changes(&self) -> BoxStream<'static, ()> {
-        let sveltos = self.sveltos_clusters.objects().map(|_| ());
-        futures_util::stream::select(sveltos, self.fleet.registry.capi.changes()).boxed()
+    /// A stream that yields when a registered cluster (of either kind) changes: the
+    /// SveltosCluster that did, or none for a Cluster API cluster (the watch does not say
+    /// which).
+    pub fn fleet_changes(&self) -> BoxStream<'static, Option<ClusterRef>> {
+        let sveltos = self.sveltos_clusters.objects().map(|cluster| {
+            Some(ClusterRef {
+                namespace: cluster.metadata.namespace.clone().unwrap_or_default(),
+                name: cluster.metadata.name.clone().unwrap_or_default(),
+                cluster_type: api::v1beta1::ClusterType::Sveltos,
+            })
+        });
+        let capi = self.fleet.registry.capi.changes().map(|()| None);
+        futures_util::stream::select(sveltos, capi).boxed()
     }
 }
 

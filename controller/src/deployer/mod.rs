@@ -247,7 +247,7 @@ pub async fn run(
     let cluster_task = {
         let wake_sets = Arc::clone(&wake_sets);
         let changes = futures_util::stream::select_all([
-            fleet_events,
+            fleet_events.map(|_| ()).boxed(),
             cluster_set_events.map(|_| ()).boxed(),
             set_events.map(|_| ()).boxed(),
         ]);

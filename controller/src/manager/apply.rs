@@ -279,9 +279,7 @@ pub async fn apply(
     })
     .await?;
 
-    if within.is_none() {
-        applied.written += apply_source_lists(client, caches, trigger, plan).await?;
-    }
+    applied.written += apply_source_lists(client, caches, trigger, plan, within).await?;
     if applied.waiting {
         return Ok(applied);
     }
@@ -509,12 +507,14 @@ fn source_list_manager(trigger: &str) -> String {
 }
 
 /// Makes the per-cluster lists of EventSources the hub-mode agent evaluates hold exactly this
-/// trigger's planned (cluster, source) entries. Returns the number of lists written.
+/// trigger's planned (cluster, source) entries: every cluster's, or those of the clusters
+/// `within` (which the plan covers). Returns the number of lists written.
 async fn apply_source_lists(
     client: &Client,
     caches: &Caches,
     trigger: &str,
     plan: &Plan,
+    within: Option<&BTreeSet<ClusterRef>>,
 ) -> kube::Result<usize> {
     let mut wanted: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
     for (cluster, source) in &plan.sources {
@@ -525,26 +525,38 @@ async fn apply_source_lists(
             .insert(agent_sources_key(trigger, source), source.clone());
     }
     // Lists holding an entry of this trigger that the plan no longer wants are emptied of it.
-    for existing in caches.config_maps.state() {
-        let labelled = existing
-            .metadata
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL));
-        if !labelled {
-            continue;
+    let mut own_list = |namespace: String, name: String| {
+        wanted.entry((namespace, name)).or_default();
+    };
+    match within {
+        Some(clusters) => {
+            for cluster in clusters {
+                if !caches.fleet.handled_elsewhere(cluster) {
+                    let list = agent_sources_config_map_name(&cluster.name, cluster.cluster_type);
+                    own_list(cluster.namespace.clone(), list);
+                }
+            }
         }
-        let ours = existing
-            .data
-            .iter()
-            .flatten()
-            .any(|(key, source)| *key == agent_sources_key(trigger, source));
-        if ours && !list_of_other_shard(caches, &existing.metadata) {
-            let place = (
-                existing.metadata.namespace.clone().unwrap_or_default(),
-                existing.metadata.name.clone().unwrap_or_default(),
-            );
-            wanted.entry(place).or_default();
+        None => {
+            for existing in caches.config_maps.state() {
+                let labelled = existing
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL));
+                let ours = labelled
+                    && existing
+                        .data
+                        .iter()
+                        .flatten()
+                        .any(|(key, source)| *key == agent_sources_key(trigger, source));
+                if ours && !list_of_other_shard(caches, &existing.metadata) {
+                    own_list(
+                        existing.metadata.namespace.clone().unwrap_or_default(),
+                        existing.metadata.name.clone().unwrap_or_default(),
+                    );
+                }
+            }
         }
     }
     let params = PatchParams::apply(&source_list_manager(trigger)).force();

@@ -92,6 +92,8 @@ pub enum Work {
     Referenced,
     /// Every trigger: the clusters or the cluster sets changed.
     Every,
+    /// Every trigger, in one source cluster: its registration changed.
+    Cluster(ClusterRef),
 }
 
 /// The trigger `labels` name as the generator of an object, if any.

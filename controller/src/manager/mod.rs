@@ -172,6 +172,12 @@ fn start_watches(
                     every(&queue);
                 }
                 Work::Every => every(&queue),
+                Work::Cluster(cluster) => {
+                    for trigger in caches.triggers.state() {
+                        let name = trigger.metadata.name.clone().unwrap_or_default();
+                        queue.mark_part(name, Part::cluster(cluster.clone()));
+                    }
+                }
             }
         }
     };
@@ -184,9 +190,10 @@ fn start_watches(
     };
     let cluster_task = {
         let mark = mark.clone();
-        let changes = futures_util::stream::select(fleet_events, cluster_set_events.map(|_| ()));
-        changes.for_each(move |()| {
-            mark(Work::Every);
+        let sets = cluster_set_events.map(|_| None);
+        let changes = futures_util::stream::select(fleet_events, sets);
+        changes.for_each(move |cluster| {
+            mark(cluster.map_or(Work::Every, Work::Cluster));
             async {}
         })
     };
@@ -512,26 +519,22 @@ impl Reconcile<'_> {
         Ok(Step { applied, failed })
     }
 
-    /// Plans the trigger again in source `clusters` only, within the `last` whole plan, and
-    /// applies that: an event in one cluster costs that cluster's work, not the fleet's.
+    /// Plans the trigger again in source `clusters` only, takes that into the `last` whole
+    /// plan and applies it: an event in one cluster costs that cluster's work, not the
+    /// fleet's.
     async fn some(
         &self,
         trigger: &EventTrigger,
         clusters: &BTreeSet<ClusterRef>,
-        last: Plan,
+        mut last: Plan,
         budget: Duration,
         memo: &mut TriggerMemo,
     ) -> Result<Step, ManagerError> {
         let (caches, name) = (self.caches, self.name);
-        let plan = plan_some(
-            trigger,
-            caches,
-            self.render,
-            &mut memo.plan,
-            &last,
-            clusters,
-        );
-        memo.status_due |= memo.last.insert(last).absorb(&plan);
+        let planned = plan_some(trigger, caches, self.render, &mut memo.plan, clusters);
+        let plan = planned.map_err(ManagerError::Plan)?;
+        memo.status_due |= last.absorb(&plan, clusters);
+        memo.last = Some(last);
         let applied =
             apply::apply(self.client, caches, name, &plan, Some(clusters), budget).await?;
         memo.pending.retain(|c| !clusters.contains(c));

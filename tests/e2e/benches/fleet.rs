@@ -6,7 +6,8 @@
 //! the convergence time, each process's peak RSS (VmHWM) and CPU time, for a `oneForEvent` trigger
 //! (a NetworkPolicy per Service, examples/network-policy) and an aggregated one (an Ingress
 //! with a path per Service, examples/ingress); for the first, also the event -> add-on
-//! latency of Services created every 500 ms in the busy fleet while it converges.
+//! latency of Services created every 500 ms in the busy fleet while it converges, split at
+//! the event's ClusterProfile (agent and manager, then deployer).
 //!
 //! The binaries are the release ones next to this bench:
 //!
@@ -25,6 +26,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agent::observe::{bench_setting, millis, percentile};
+use api::v1beta1::{ClusterProfile, ClusterType};
+use controller::identity::{ClusterRef, Identity, generated_name, identity_labels};
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
@@ -144,17 +147,20 @@ const PROBE_EVERY: Duration = Duration::from_millis(500);
 /// answers. The first is created once the fleet is busy, when the first add-on is there: one
 /// created while the processes start is part of the initial load, which the convergence
 /// time measures.
-async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Duration> {
+async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Probe> {
+    let mgmt = client(&dir, "mgmt").await;
+    let profiles: Api<ClusterProfile> = Api::all(mgmt);
     let mut apis = Vec::new();
     for n in 1..=clusters.min(10) {
-        let managed = client(&dir, &format!("cluster-{n}")).await;
+        let cluster = format!("cluster-{n}");
+        let managed = client(&dir, &cluster).await;
         let services: Api<Service> = Api::namespaced(managed.clone(), "default");
         let policies: Api<NetworkPolicy> = Api::namespaced(managed, "default");
-        apis.push((services, policies));
+        apis.push((cluster, services, policies));
     }
     let any_policy = ListParams::default().limit(1);
     'busy: while !done.load(Ordering::Relaxed) {
-        for (_, policies) in &apis {
+        for (_, _, policies) in &apis {
             if policies
                 .list(&any_policy)
                 .await
@@ -168,21 +174,34 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Dura
     let mut probes = Vec::new();
     let mut k = 0;
     while !done.load(Ordering::Relaxed) {
-        let (services, policies) = apis[k % apis.len()].clone();
+        let (cluster, services, policies) = apis[k % apis.len()].clone();
+        let profiles = profiles.clone();
         let name = format!("probe-{k}");
         k += 1;
         probes.push(tokio::spawn(async move {
             let sent = Instant::now();
             create(&services, service(&name, "default", 80, true)).await;
-            let policy = format!("front-{name}");
-            while policies.get_opt(&policy).await.ok().flatten().is_none() {
+            let waited = |what: &str| {
                 assert!(
                     sent.elapsed() < Duration::from_secs(600),
-                    "{policy} never came"
+                    "{what} for {name} never came"
                 );
+            };
+            let profile = profile_name(&cluster, &name);
+            while profiles.get_opt(&profile).await.ok().flatten().is_none() {
+                waited("the ClusterProfile");
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            sent.elapsed()
+            let to_profile = sent.elapsed();
+            let policy = format!("front-{name}");
+            while policies.get_opt(&policy).await.ok().flatten().is_none() {
+                waited("the NetworkPolicy");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            Probe {
+                to_profile,
+                to_add_on: sent.elapsed(),
+            }
         }));
         tokio::time::sleep(PROBE_EVERY).await;
     }
@@ -191,6 +210,31 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Dura
         samples.push(probe.await.unwrap());
     }
     samples
+}
+
+/// How long one probe event took to its ClusterProfile (the agent and the manager) and to
+/// its add-on (then the deployer).
+struct Probe {
+    to_profile: Duration,
+    to_add_on: Duration,
+}
+
+/// The name of the ClusterProfile examples/network-policy generates for Service
+/// `default/<service>` of `cluster`.
+fn profile_name(cluster: &str, service: &str) -> String {
+    let cluster = ClusterRef {
+        namespace: "default".into(),
+        name: cluster.into(),
+        cluster_type: ClusterType::Sveltos,
+    };
+    let identity = Identity {
+        trigger: "service-network-policy",
+        cluster: &cluster,
+        event_source: "sveltos-service",
+        resource: Some(("default", service)),
+        cloud_event: None,
+    };
+    generated_name(&identity_labels(&identity, &BTreeMap::new()))
 }
 
 /// A process's peak resident memory, in MiB.
@@ -308,14 +352,25 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
         cpu_seconds("self") - bench_cpu,
     );
     if let Some(probes) = probes {
-        let mut samples = probes.await.unwrap();
-        samples.sort();
+        let probes = probes.await.unwrap();
+        let spread = |mut samples: Vec<Duration>| {
+            samples.sort();
+            format!(
+                "p50 {}, p99 {}, max {}",
+                millis(percentile(&samples, 0.5)),
+                millis(percentile(&samples, 0.99)),
+                millis(samples.last().copied().unwrap_or_default())
+            )
+        };
         println!(
-            "  event -> add-on while converging: p50 {}, p99 {}, max {} over {} events",
-            millis(percentile(&samples, 0.5)),
-            millis(percentile(&samples, 0.99)),
-            millis(samples.last().copied().unwrap_or_default()),
-            samples.len()
+            "  event -> add-on while converging: {} over {} events",
+            spread(probes.iter().map(|p| p.to_add_on).collect()),
+            probes.len()
+        );
+        println!(
+            "    event -> ClusterProfile {}; ClusterProfile -> add-on {}",
+            spread(probes.iter().map(|p| p.to_profile).collect()),
+            spread(probes.iter().map(|p| p.to_add_on - p.to_profile).collect()),
         );
     }
 }
