@@ -3,10 +3,12 @@
 //! passes never deploy into one cluster at once; a profile whose pass may change several
 //! clusters (or the management cluster) runs alone. A pass starts whenever a lane is free,
 //! not when a whole batch is done: a profile marked while thousands wait is then not queued
-//! behind them. Picks alternate between the lane of the freshest cluster (whose report
-//! changed last: an event just seen) and the profile waiting longest, so fresh work is
-//! quick and old work still advances at half the pace or more.
+//! behind them. Picks alternate between the freshest profile (whose source cluster's report
+//! changed last: an event just seen), even behind a backlog in its lane, and the profile
+//! waiting longest, so fresh work is quick and old work still advances at half the pace or
+//! more.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
@@ -18,51 +20,67 @@ pub type Lane = Option<ClusterRef>;
 /// The profiles waiting and running.
 #[derive(Default)]
 pub struct Schedule {
-    /// Waiting profiles: when first marked (a count) and their lane.
-    waiting: HashMap<String, (u64, Lane)>,
+    /// Waiting profiles: when first marked (a count), their lane and freshness.
+    waiting: HashMap<String, (u64, Lane, Fresh)>,
     /// Waiting profiles by lane.
     lanes: HashMap<Lane, Waiting>,
     marks: u64,
     running: HashSet<String>,
     busy: HashSet<ClusterRef>,
     alone: bool,
-    /// The next pick is the longest waiting (else the freshest cluster's).
+    /// The next pick is the longest waiting (else the freshest).
     oldest_turn: bool,
 }
 
-/// The profiles waiting in one lane, oldest first, and the freshest report change of its
-/// cluster seen when one was marked.
+/// When the report of a profile's source cluster last changed, as seen when it was marked.
+type Fresh = Option<Instant>;
+
+/// The profiles waiting in one lane: oldest first, and freshest first (then oldest).
 #[derive(Default)]
 struct Waiting {
-    profiles: BTreeSet<(u64, String)>,
-    fresh: Option<Instant>,
+    by_age: BTreeSet<(u64, String)>,
+    by_freshness: BTreeSet<(Reverse<Fresh>, u64, String)>,
+}
+
+impl Waiting {
+    fn insert(&mut self, at: u64, name: &str, fresh: Fresh) {
+        self.by_age.insert((at, name.to_owned()));
+        self.by_freshness
+            .insert((Reverse(fresh), at, name.to_owned()));
+    }
+
+    fn remove(&mut self, at: u64, name: &str, fresh: Fresh) {
+        self.by_age.remove(&(at, name.to_owned()));
+        self.by_freshness
+            .remove(&(Reverse(fresh), at, name.to_owned()));
+    }
 }
 
 impl Schedule {
-    /// Marks `name`, whose pass changes `lane` (whose cluster's report last changed at
-    /// `fresh`). One already waiting keeps its place.
-    pub fn mark(&mut self, name: String, lane: Lane, fresh: Option<Instant>) {
-        let at = match self.waiting.get(&name).cloned() {
-            Some((at, old)) if old == lane => at,
-            Some((at, old)) => {
-                self.remove(&name, at, &old);
-                at
+    /// Marks `name`, whose pass changes `lane` (whose source cluster's report last changed
+    /// at `fresh`). One already waiting keeps its place, and the fresher of its freshnesses.
+    pub fn mark(&mut self, name: String, lane: Lane, fresh: Fresh) {
+        let (at, fresh) = match self.waiting.get(&name).cloned() {
+            Some((at, old_lane, old_fresh)) => {
+                self.remove(&name, at, &old_lane, old_fresh);
+                (at, fresh.max(old_fresh))
             }
             None => {
                 self.marks += 1;
-                self.marks
+                (self.marks, fresh)
             }
         };
-        let waiting = self.lanes.entry(lane.clone()).or_default();
-        waiting.profiles.insert((at, name.clone()));
-        waiting.fresh = waiting.fresh.max(fresh);
-        self.waiting.insert(name, (at, lane));
+        self.lanes
+            .entry(lane.clone())
+            .or_default()
+            .insert(at, &name, fresh);
+        self.waiting.insert(name, (at, lane, fresh));
     }
 
-    fn remove(&mut self, name: &str, at: u64, lane: &Lane) {
+    fn remove(&mut self, name: &str, at: u64, lane: &Lane, fresh: Fresh) {
         if let Some(waiting) = self.lanes.get_mut(lane) {
-            waiting.profiles.remove(&(at, name.to_owned()));
-            if waiting.profiles.is_empty() {
+            waiting.remove(at, name, fresh);
+            if waiting.by_age.is_empty() {
                 self.lanes.remove(lane);
             }
         }
@@ -75,44 +93,51 @@ impl Schedule {
         if self.alone {
             return None;
         }
-        let first = |waiting: &Waiting| {
-            let running = &self.running;
-            waiting
-                .profiles
-                .iter()
-                .find(|(_, name)| !running.contains(name))
-                .cloned()
-        };
+        let running = &self.running;
+        let idle = |name: &String| !running.contains(name);
         // A profile that runs alone goes first, once every lane is done.
         if let Some(waiting) = self.lanes.get(&None) {
-            let (at, name) = first(waiting)?;
+            let (_, name) = waiting.by_age.iter().find(|(_, name)| idle(name))?;
             if !self.running.is_empty() {
                 return None;
             }
+            let name = name.clone();
             self.alone = true;
-            return Some(self.begin(name, at, None));
+            return Some(self.begin(name, None));
         }
-        // Each free lane's longest waiting profile, with the lane's freshness.
-        let heads = self.lanes.iter().filter_map(|(lane, waiting)| {
+        let free = self.lanes.iter().filter_map(|(lane, waiting)| {
             let cluster = lane.as_ref()?;
-            if self.busy.contains(cluster) {
-                return None;
-            }
-            let (at, name) = first(waiting)?;
-            Some((waiting.fresh, at, name, lane))
+            (!self.busy.contains(cluster)).then_some((lane, waiting))
         });
         let pick = if self.oldest_turn {
-            heads.min_by_key(|(_, at, _, _)| *at)
+            // Each free lane's longest waiting profile; the longest waiting of them.
+            free.filter_map(|(lane, waiting)| {
+                let (at, name) = waiting.by_age.iter().find(|(_, name)| idle(name))?;
+                Some(((*at, name), lane))
+            })
+            .min_by_key(|(key, _)| *key)
         } else {
-            heads.max_by_key(|(fresh, at, _, _)| (*fresh, std::cmp::Reverse(*at)))
+            // Each free lane's freshest profile; the freshest of them, the oldest if equal.
+            free.filter_map(|(lane, waiting)| {
+                let (fresh, at, name) = waiting
+                    .by_freshness
+                    .iter()
+                    .find(|(_, _, name)| idle(name))?;
+                Some(((fresh.0, Reverse(*at)), name, lane))
+            })
+            .max_by_key(|(key, _, _)| *key)
+            .map(|((_, at), name, lane)| ((at.0, name), lane))
         };
-        let (_, at, name, lane) = pick.map(|(f, at, name, lane)| (f, at, name, lane.clone()))?;
+        let ((_, name), lane) = pick?;
+        let (name, lane) = (name.clone(), lane.clone());
         self.oldest_turn = !self.oldest_turn;
-        Some(self.begin(name, at, lane))
+        Some(self.begin(name, lane))
     }
 
-    fn begin(&mut self, name: String, at: u64, lane: Lane) -> (String, Lane) {
-        self.remove(&name, at, &lane);
+    fn begin(&mut self, name: String, lane: Lane) -> (String, Lane) {
+        if let Some((at, _, fresh)) = self.waiting.get(&name).cloned() {
+            self.remove(&name, at, &lane, fresh);
+        }
         if let Some(cluster) = &lane {
             self.busy.insert(cluster.clone());
         }
@@ -205,5 +230,28 @@ mod tests {
         s.mark("new".into(), cluster("new"), Some(now));
         let order: Vec<String> = std::iter::from_fn(|| s.start().map(|(n, _)| n)).collect();
         assert_eq!(order, ["new", "old-0", "old-1", "old-2"]);
+    }
+
+    #[test]
+    fn a_fresh_profile_goes_before_the_backlog_of_its_own_lane() {
+        let mut s = Schedule::default();
+        let now = Instant::now();
+        let before = Some(now - Duration::from_secs(5));
+        for n in 0..3 {
+            s.mark(format!("backlog-{n}"), cluster("a"), before);
+        }
+        s.mark("probe".into(), cluster("a"), Some(now));
+        let mut order = Vec::new();
+        while let Some((name, lane)) = s.start() {
+            s.done(&name, &lane);
+            order.push(name);
+        }
+        assert_eq!(order, ["probe", "backlog-0", "backlog-1", "backlog-2"]);
+
+        // Marked again while waiting, a profile keeps its place and its fresher mark.
+        s.mark("y".into(), cluster("a"), before);
+        s.mark("x".into(), cluster("a"), Some(now));
+        s.mark("x".into(), cluster("a"), before);
+        assert_eq!(s.start().unwrap().0, "x");
     }
 }
