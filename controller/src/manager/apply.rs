@@ -50,6 +50,26 @@ pub struct Applied {
     pub left: BTreeSet<Option<ClusterRef>>,
     /// Time spent writing ConfigMaps, Secrets and profiles.
     pub writing: Duration,
+    /// Someone else changed an object while the pass wrote it: the trigger needs a whole
+    /// pass.
+    pub disturbed: bool,
+}
+
+/// Runs `write` of `kind` object `namespace/name` announced to the caches, so that its watch
+/// event, which may come before the answer, waits for it rather than plan the trigger again.
+/// Sets `disturbed` when a failed write had events meanwhile.
+async fn announced<T>(
+    caches: &Caches,
+    (kind, namespace, name): (&str, &str, &str),
+    write: impl Future<Output = kube::Result<T>>,
+    disturbed: &AtomicBool,
+) -> kube::Result<T> {
+    caches.writing(kind, namespace, name);
+    let result = write.await;
+    if result.is_err() && caches.write_failed(kind, namespace, name) {
+        disturbed.store(true, Ordering::Relaxed);
+    }
+    result
 }
 
 /// Whether an existing object of source `cluster` belongs to a cluster this pass leaves as it
@@ -214,6 +234,7 @@ pub async fn apply(
         .flat_map(|(cluster, items)| items.iter().map(move |item| (cluster, *item)))
         .collect();
     let started = Instant::now();
+    let disturbed = AtomicBool::new(false);
     for (n, chunk) in items.chunks(CHUNK).enumerate() {
         if n > 0 && started.elapsed() >= budget {
             let rest = items[n * CHUNK..]
@@ -224,34 +245,51 @@ pub async fn apply(
         }
         let writes = chunk.iter().filter_map(|(_, item)| match item {
             Item::Generated(generated) => {
-                Some(write_generated(&config_maps, &secrets, &params, generated))
+                let place = (
+                    generated.kind.as_str(),
+                    SVELTOS_NAMESPACE,
+                    generated.name.as_str(),
+                );
+                let write = write_generated(&config_maps, &secrets, &params, generated);
+                Some(announced(caches, place, write, &disturbed))
             }
             Item::Profile(_) => None,
         });
         applied.written += in_flight(writes.collect(), |(kind, metadata)| {
             let version = metadata.resource_version.clone();
-            caches.wrote(trigger, kind, &metadata, version);
+            if caches.wrote(trigger, kind, &metadata, version) {
+                disturbed.store(true, Ordering::Relaxed);
+            }
         })
         .await?;
         let writes = chunk.iter().filter_map(|(_, item)| match item {
             Item::Profile(profile) => {
                 let (profiles, params) = (&profiles, &params);
-                Some(async move {
-                    let name = profile.metadata.name.as_deref().unwrap_or_default();
+                let name = profile.metadata.name.as_deref().unwrap_or_default();
+                let write = async move {
                     profiles
                         .patch(name, params, &Patch::Apply(profile.as_ref()))
                         .await
-                })
+                };
+                Some(announced(
+                    caches,
+                    ("ClusterProfile", "", name),
+                    write,
+                    &disturbed,
+                ))
             }
             Item::Generated(_) => None,
         });
         applied.written += in_flight(writes.collect(), |written| {
             let version = written.metadata.generation.map(|g| g.to_string());
-            caches.wrote(trigger, "ClusterProfile", &written.metadata, version);
+            if caches.wrote(trigger, "ClusterProfile", &written.metadata, version) {
+                disturbed.store(true, Ordering::Relaxed);
+            }
         })
         .await?;
     }
     applied.writing = started.elapsed();
+    applied.disturbed = disturbed.load(Ordering::Relaxed);
 
     // Stale profiles go first; their ConfigMaps and Secrets once they are gone.
     let stale = stale(caches, trigger, plan, within, &wanted);

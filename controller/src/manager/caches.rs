@@ -46,10 +46,9 @@ pub struct Caches {
     /// Bumped after every change of a ConfigMap or Secret the manager did not write itself
     /// (the objects policyRefs and generators may read).
     pub lookup_epoch: Arc<AtomicU64>,
-    /// The manager's own writes of generated objects: the resourceVersion (ConfigMaps,
-    /// Secrets) or generation (ClusterProfiles, whose status the deployer writes) each write
-    /// left, so the watch event it causes does not plan the trigger again.
-    pub own_writes: Arc<Mutex<HashMap<String, String>>>,
+    /// The manager's own writes of generated objects, so the watch event each causes does
+    /// not plan the trigger again.
+    pub own_writes: Arc<Mutex<OwnWrites>>,
     /// What each trigger's passes wrote (`(kind, name)` of generated objects) and the caches
     /// do not show yet: an object whose watch event is still on the way (and will be taken
     /// for an echo) is still deleted once it goes stale. Let go when the echo arrives (the
@@ -89,6 +88,17 @@ pub type Confirmed = (Arc<dyn Any + Send + Sync>, String);
 
 /// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
 pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
+
+/// [`Caches::own_writes`].
+#[derive(Debug, Default)]
+pub struct OwnWrites {
+    /// The version each write left (resourceVersion; generation for ClusterProfiles, whose
+    /// status the deployer writes), by key.
+    versions: HashMap<String, String>,
+    /// Objects being written, with the versions their events showed meanwhile (none: a
+    /// deletion). A write's event may come before its answer: such events wait for it.
+    writing: HashMap<String, Vec<Option<String>>>,
+}
 
 /// The kinds of objects a trigger generates.
 pub const GENERATED_KINDS: [&str; 3] = ["ClusterProfile", "ConfigMap", "Secret"];
@@ -148,21 +158,60 @@ impl Caches {
         }
     }
 
+    /// Announces a write of generated `kind` object `namespace/name`: its events wait for
+    /// the answer ([`Caches::wrote`] or [`Caches::write_failed`]).
+    pub fn writing(&self, kind: &str, namespace: &str, name: &str) {
+        if let Ok(mut writes) = self.own_writes.lock() {
+            writes
+                .writing
+                .insert(own_key(kind, namespace, name), Vec::new());
+        }
+    }
+
     /// Records `trigger`'s write of a generated `kind` object, as the server answered it
     /// (`written`): the version it left (resourceVersion; generation for ClusterProfiles), so
     /// its echo plans nothing, and the object with its labels until the cache holds it.
-    pub fn wrote(&self, trigger: &str, kind: &str, written: &ObjectMeta, version: Option<String>) {
+    /// True when an event that came meanwhile was not the write's own: someone else changed
+    /// the object, and the trigger needs a whole pass.
+    pub fn wrote(
+        &self,
+        trigger: &str,
+        kind: &str,
+        written: &ObjectMeta,
+        version: Option<String>,
+    ) -> bool {
         let name = written.name.as_deref().unwrap_or_default();
         let namespace = written.namespace.as_deref().unwrap_or_default();
-        if let (Ok(mut writes), Some(version)) = (self.own_writes.lock(), version) {
-            writes.insert(own_key(kind, namespace, name), version);
-        }
-        if let Ok(mut objects) = self.written.lock() {
+        let key = own_key(kind, namespace, name);
+        let held = match self.own_writes.lock() {
+            Ok(mut writes) => {
+                let held = writes.writing.remove(&key).unwrap_or_default();
+                if let Some(version) = &version {
+                    writes.versions.insert(key, version.clone());
+                }
+                held
+            }
+            Err(_) => Vec::new(),
+        };
+        // Its echo came already: the cache holds it.
+        if !held.contains(&version)
+            && let Ok(mut objects) = self.written.lock()
+        {
             objects.entry(trigger.to_owned()).or_default().insert(
                 (kind.to_owned(), name.to_owned()),
                 written.labels.clone().unwrap_or_default(),
             );
         }
+        held.iter().any(|seen| *seen != version)
+    }
+
+    /// Ends the announced write of `kind` object `namespace/name`, which failed: true when an
+    /// event came meanwhile (the trigger needs a whole pass).
+    pub fn write_failed(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        self.own_writes.lock().is_ok_and(|mut writes| {
+            let held = writes.writing.remove(&own_key(kind, namespace, name));
+            held.is_some_and(|held| !held.is_empty())
+        })
     }
 
     /// Forgets that `trigger` wrote generated object `kind`/`name`: it is gone, or the cache
@@ -203,24 +252,10 @@ impl Caches {
         found
     }
 
-    /// Forgets the manager's write of an object that is gone.
-    fn forget(&self, key: &str) {
-        if let Ok(mut writes) = self.own_writes.lock() {
-            writes.remove(key);
-        }
-    }
-
-    /// Whether an event showing `version` of the object is the echo of the manager's own
-    /// write (then nothing needs planning).
-    fn is_own_write(&self, key: &str, version: Option<&str>) -> bool {
-        self.own_writes
-            .lock()
-            .is_ok_and(|writes| version.is_some() && writes.get(key).map(String::as_str) == version)
-    }
-
     /// Whether a watch event of a `kind` object needs no planning: the object (`present` in
-    /// the cache) shows the `version` the manager's own write left. Forgets the write of an
-    /// object that is gone, and the record of a generated one the cache now holds.
+    /// the cache) shows the `version` the manager's own write left, or it is being written
+    /// (the event waits for the answer). Forgets the write of an object that is gone, and the
+    /// record of a generated one the cache now holds.
     pub fn is_echo(
         &self,
         kind: &str,
@@ -230,10 +265,21 @@ impl Caches {
     ) -> bool {
         let name = meta.name.as_deref().unwrap_or_default();
         let key = own_key(kind, meta.namespace.as_deref().unwrap_or_default(), name);
-        if !present {
-            self.forget(&key);
-        }
-        let echo = present && self.is_own_write(&key, version);
+        let echo = match self.own_writes.lock() {
+            Ok(mut writes) => {
+                if let Some(held) = writes.writing.get_mut(&key) {
+                    held.push(version.filter(|_| present).map(str::to_owned));
+                    return true;
+                }
+                if !present {
+                    writes.versions.remove(&key);
+                }
+                present
+                    && version.is_some()
+                    && writes.versions.get(&key).map(String::as_str) == version
+            }
+            Err(_) => false,
+        };
         if echo
             && let Some(trigger) = meta
                 .labels
@@ -492,5 +538,39 @@ mod tests {
         assert!(caches.is_echo("ConfigMap", &meta("5"), true, Some("5")));
         assert_eq!(written(), 0);
         assert!(caches.written.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn events_of_an_object_being_written_wait_for_the_answer() {
+        let caches = caches();
+        let labels = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
+        let meta = |version: &str| ObjectMeta {
+            name: Some("x".into()),
+            namespace: Some("projectsveltos".into()),
+            labels: Some(labels.clone()),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        };
+        // The write's own event came before its answer: nothing to plan, nothing kept.
+        caches.writing("ConfigMap", "projectsveltos", "x");
+        assert!(caches.is_echo("ConfigMap", &meta("5"), true, Some("5")));
+        assert!(!caches.wrote("t", "ConfigMap", &meta("5"), Some("5".into())));
+        assert!(
+            caches.written_by("t", None).is_empty(),
+            "the cache holds it"
+        );
+        assert!(caches.is_echo("ConfigMap", &meta("5"), true, Some("5")));
+        // Someone else's change meanwhile: the trigger needs a whole pass.
+        caches.writing("ConfigMap", "projectsveltos", "x");
+        assert!(caches.is_echo("ConfigMap", &meta("6"), true, Some("6")));
+        assert!(caches.wrote("t", "ConfigMap", &meta("7"), Some("7".into())));
+        // So does a deletion meanwhile, even of a write that failed.
+        caches.writing("ConfigMap", "projectsveltos", "x");
+        assert!(caches.is_echo("ConfigMap", &meta("7"), false, Some("7")));
+        assert!(caches.write_failed("ConfigMap", "projectsveltos", "x"));
+        // A failed write with nothing meanwhile holds nothing back afterwards.
+        caches.writing("ConfigMap", "projectsveltos", "x");
+        assert!(!caches.write_failed("ConfigMap", "projectsveltos", "x"));
+        assert!(!caches.is_echo("ConfigMap", &meta("8"), true, Some("8")));
     }
 }

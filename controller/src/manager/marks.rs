@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use api::labels::{AGENT_SOURCES_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL};
 use api::secret_data::SECRET_DATA_LABEL;
-use api::v1beta1::{EventReport, EventSource, EventTrigger};
+use api::v1beta1::{EventReport, EventTrigger};
 use kube::api::ObjectMeta;
 
 use crate::identity::ClusterRef;
+use crate::memo::{Digest, digest};
 use crate::queue;
 
 /// What part of a trigger a pass plans again: the whole trigger, or its work in some source
@@ -80,6 +81,8 @@ pub enum Work {
     /// The status of the same triggers: EventSource `.0`'s status changed, which they tell
     /// but do not plan from.
     SourceStatus(String),
+    /// The status of trigger `.0`: its status changed, by the manager or by someone else.
+    TriggerStatus(String),
     /// The same triggers, in one source cluster only: its report of the source changed.
     Report {
         /// The EventSource the report answers.
@@ -165,35 +168,29 @@ impl ReportGenerations {
     }
 }
 
-/// What the planner reads of each EventSource (generation, labels, deletion): a change of
-/// its status alone (the manager's own conditions) plans nothing, the triggers' status tells
-/// it.
+/// What planning last read of each object of one kind besides its spec and status: its
+/// generation (which follows the spec), labels, annotations, and whether it is being deleted.
+/// An event that changes none of these (a status write, most often the manager's own) plans
+/// nothing but a look at the status.
 #[derive(Debug, Default)]
-pub struct SourceStates(HashMap<String, SourceState>);
+pub struct Planned(HashMap<String, Digest>);
 
-/// See [`SourceStates`].
-type SourceState = (Option<i64>, Option<BTreeMap<String, String>>, bool);
-
-impl SourceStates {
-    /// The work of an event of `source`, which the cache holds (`present`) or no longer does.
-    pub fn work(&mut self, source: &EventSource, present: bool) -> Work {
-        let name = source.metadata.name.clone().unwrap_or_default();
-        let state = (
-            source.metadata.generation,
-            source.metadata.labels.clone(),
-            source.metadata.deletion_timestamp.is_some(),
-        );
-        let seen = if present {
-            self.0.insert(name.clone(), state.clone())
-        } else {
+impl Planned {
+    /// Whether an event of the object `meta` names (which the cache holds, `present`, or no
+    /// longer does) changed what planning reads of it.
+    pub fn changed(&mut self, meta: &ObjectMeta, present: bool) -> bool {
+        let name = meta.name.clone().unwrap_or_default();
+        if !present {
             self.0.remove(&name);
-            None
-        };
-        if present && seen.as_ref() == Some(&state) {
-            Work::SourceStatus(name)
-        } else {
-            Work::Source(name)
+            return true;
         }
+        let read = digest(&(
+            meta.generation,
+            &meta.labels,
+            &meta.annotations,
+            meta.deletion_timestamp.is_some(),
+        ));
+        self.0.insert(name, read) != Some(read)
     }
 }
 
@@ -333,26 +330,28 @@ mod tests {
     }
 
     #[test]
-    fn a_source_plans_again_unless_only_its_status_changed() {
-        let source = |generation: i64, labels: serde_json::Value| -> EventSource {
-            serde_json::from_value(json!({
-                "metadata": {"name": "s", "generation": generation, "labels": labels},
-                "spec": {}
-            }))
-            .unwrap()
+    fn an_object_plans_again_unless_only_its_status_changed() {
+        let object = |generation: i64, labels: serde_json::Value| -> ObjectMeta {
+            serde_json::from_value(json!({"name": "s", "generation": generation, "labels": labels}))
+                .unwrap()
         };
-        let mut states = SourceStates::default();
-        let first = source(1, json!({}));
-        assert_eq!(states.work(&first, true), Work::Source("s".into()));
-        assert_eq!(states.work(&first, true), Work::SourceStatus("s".into()));
-        // Relabelled (a tenant's), edited, deleted: each plans.
-        let tenant = source(1, json!({"projectsveltos.io/serviceaccount-name": "ops"}));
-        assert_eq!(states.work(&tenant, true), Work::Source("s".into()));
-        assert_eq!(
-            states.work(&source(2, json!({})), true),
-            Work::Source("s".into())
-        );
-        assert_eq!(states.work(&first, false), Work::Source("s".into()));
+        let mut planned = Planned::default();
+        let first = object(1, json!({}));
+        assert!(planned.changed(&first, true));
+        assert!(!planned.changed(&first, true), "a status write");
+        // Relabelled (a tenant's), annotated, edited, being deleted, deleted: each plans.
+        let tenant = object(1, json!({"projectsveltos.io/serviceaccount-name": "ops"}));
+        assert!(planned.changed(&tenant, true));
+        let mut annotated = tenant.clone();
+        annotated.annotations = Some(BTreeMap::from([("a".into(), "b".into())]));
+        assert!(planned.changed(&annotated, true));
+        assert!(planned.changed(&object(2, json!({})), true));
+        let mut deleting = object(2, json!({}));
+        deleting.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        ));
+        assert!(planned.changed(&deleting, true));
+        assert!(planned.changed(&deleting, false));
     }
 
     #[test]

@@ -148,6 +148,7 @@ fn start_watches(
     let mark = {
         let (caches, queue) = (caches.clone(), Arc::clone(queue));
         move |work: Work| {
+            tracing::trace!(?work, "marks");
             let every = |queue: &Queue<Part>| {
                 for trigger in caches.triggers.state() {
                     queue.mark(trigger.metadata.name.clone().unwrap_or_default());
@@ -164,6 +165,7 @@ fn start_watches(
             match work {
                 Work::Nothing => {}
                 Work::Trigger(name) => queue.mark(name),
+                Work::TriggerStatus(name) => queue.mark_part(name, Part::status()),
                 Work::Source(source) => readers(&source, Part::Whole),
                 Work::SourceStatus(source) => readers(&source, Part::status()),
                 Work::Report { source, cluster } => readers(&source, Part::cluster(cluster)),
@@ -182,9 +184,15 @@ fn start_watches(
         }
     };
     let trigger_task = {
-        let mark = mark.clone();
+        let (mark, caches) = (mark.clone(), caches.clone());
+        let mut planned = marks::Planned::default();
         trigger_events.for_each(move |t| {
-            mark(Work::Trigger(t.metadata.name.unwrap_or_default()));
+            let changed = planned.changed(&t.metadata, cached(&caches.triggers, &t.metadata));
+            let name = t.metadata.name.unwrap_or_default();
+            mark(match changed {
+                true => Work::Trigger(name),
+                false => Work::TriggerStatus(name),
+            });
             async {}
         })
     };
@@ -199,12 +207,15 @@ fn start_watches(
     };
     let source_task = {
         let (mark, caches) = (mark.clone(), caches.clone());
-        let mut states = marks::SourceStates::default();
+        let mut planned = marks::Planned::default();
         source_events.for_each(move |s| {
-            caches
-                .status
-                .source_changed(s.metadata.name.as_deref().unwrap_or_default());
-            mark(states.work(&s, cached(&caches.sources, &s.metadata)));
+            let changed = planned.changed(&s.metadata, cached(&caches.sources, &s.metadata));
+            let name = s.metadata.name.unwrap_or_default();
+            caches.status.source_changed(&name);
+            mark(match changed {
+                true => Work::Source(name),
+                false => Work::SourceStatus(name),
+            });
             async {}
         })
     };
@@ -324,6 +335,11 @@ async fn worker(
     let mut memos: HashMap<String, TriggerMemo> = HashMap::new();
     loop {
         for (name, part) in queue.next_parts().await {
+            let clusters = match &part {
+                Part::Whole => None,
+                Part::Clusters { clusters, .. } => Some(clusters.len()),
+            };
+            tracing::debug!(trigger = name, ?clusters, "pass");
             let memo = memos.entry(name.clone()).or_default();
             let pass = Reconcile {
                 client: &client,
@@ -416,6 +432,10 @@ impl Reconcile<'_> {
         };
         memo.overhead = started.elapsed().saturating_sub(step.applied.writing);
         let applied = step.applied;
+        if applied.disturbed {
+            tracing::debug!(trigger = name, "an object changed while it was written");
+            return Ok(Pass::More(Part::Whole));
+        }
         if !applied.left.is_empty() {
             // The status tells of passes that made their writes; the next goes on at once.
             tracing::debug!(trigger = name, written = applied.written, "pass goes on");
