@@ -516,17 +516,21 @@ mod tests {
         assert_eq!(count(), 0, "none of these profiles is in the cache");
     }
 
+    /// ConfigMap `projectsveltos/x` of trigger `t` at `version`.
+    fn meta(version: &str) -> ObjectMeta {
+        let labels = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
+        ObjectMeta {
+            name: Some("x".into()),
+            namespace: Some("projectsveltos".into()),
+            labels: Some(labels),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        }
+    }
+
     #[test]
     fn a_write_is_remembered_until_its_echo_reaches_the_cache() {
         let caches = caches();
-        let labels = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
-        let meta = |version: &str| ObjectMeta {
-            name: Some("x".into()),
-            namespace: Some("projectsveltos".into()),
-            labels: Some(labels.clone()),
-            resource_version: Some(version.into()),
-            ..ObjectMeta::default()
-        };
         caches.wrote("t", "ConfigMap", &meta("5"), Some("5".into()));
         let written = || caches.written_by("t", None).len();
         assert_eq!(written(), 1);
@@ -543,14 +547,6 @@ mod tests {
     #[test]
     fn events_of_an_object_being_written_wait_for_the_answer() {
         let caches = caches();
-        let labels = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
-        let meta = |version: &str| ObjectMeta {
-            name: Some("x".into()),
-            namespace: Some("projectsveltos".into()),
-            labels: Some(labels.clone()),
-            resource_version: Some(version.into()),
-            ..ObjectMeta::default()
-        };
         // The write's own event came before its answer: nothing to plan, nothing kept.
         caches.writing("ConfigMap", "projectsveltos", "x");
         assert!(caches.is_echo("ConfigMap", &meta("5"), true, Some("5")));
