@@ -1,0 +1,325 @@
+//! One pass over a trigger: the whole trigger, or some of its source clusters within its last
+//! whole plan; what passes keep for the next; and what a pass tells the status writer.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use api::labels::EVENT_TRIGGER_FINALIZER;
+use api::v1beta1::{EventTrigger, event_report_name};
+use kube::api::{Patch, PatchParams};
+use kube::runtime::events::Recorder;
+use kube::runtime::reflector::ObjectRef;
+use kube::{Api, Client};
+use serde_json::json;
+
+use super::caches::Caches;
+use super::marks::Part;
+use super::trigger_status::{Outcome, write_status};
+use super::{ManagerError, apply, status};
+use crate::engine::GoTemplates;
+use crate::identity::ClusterRef;
+use crate::plan::{Plan, PlanMemo, plan, plan_some};
+use crate::profiles::Desired;
+use crate::queue::Pass;
+
+/// What a trigger's passes keep for the next one.
+#[derive(Default)]
+pub struct TriggerMemo {
+    /// The last plans' units.
+    plan: PlanMemo,
+    /// What the last pass spent besides writing (planning, comparing, deleting):
+    /// the next pass writes for three times that at least, so that a busy fleet's passes
+    /// are not mostly that.
+    overhead: Duration,
+    /// The last whole plan, without its objects, as passes over some clusters left it: the
+    /// clusters, sources and failures those passes plan within and the status tells.
+    last: Option<Plan>,
+    /// Source clusters whose writes a pass left for the next.
+    pending: BTreeSet<ClusterRef>,
+    /// Whether the status waits for the pending writes to tell what changed.
+    status_due: bool,
+}
+
+/// One pass over a trigger.
+pub(super) struct Reconcile<'a> {
+    /// The management cluster.
+    pub client: &'a Client,
+    /// What the manager reads.
+    pub caches: &'a Caches,
+    /// The template engine.
+    pub render: &'a GoTemplates,
+    /// Publishes the trigger's Events.
+    pub recorder: &'a Recorder,
+    /// The trigger's name.
+    pub name: &'a str,
+}
+
+/// What planning and applying (part of) a trigger did.
+struct Step {
+    applied: apply::Applied,
+    /// Whether some cluster's pass failed.
+    failed: bool,
+}
+
+impl Reconcile<'_> {
+    /// Plans and applies `part` of the trigger; writes its status once no writes are pending.
+    pub(super) async fn run(
+        &self,
+        part: Part,
+        memo: &mut TriggerMemo,
+    ) -> Result<Pass<Part>, ManagerError> {
+        let (caches, name) = (self.caches, self.name);
+        let triggers: Api<EventTrigger> = Api::all(self.client.clone());
+        let trigger = caches.triggers.get(&ObjectRef::new(name));
+        let deleting = trigger
+            .as_ref()
+            .is_none_or(|t| t.metadata.deletion_timestamp.is_some());
+        if deleting {
+            // Withdraw everything the trigger generated, then let it go.
+            *memo = TriggerMemo::default();
+            let nothing = Plan::default();
+            let applied =
+                apply::apply(self.client, caches, name, &nothing, None, apply::BUDGET).await?;
+            if applied.waiting {
+                return Ok(Pass::Again);
+            }
+            if let Some(trigger) = trigger {
+                remove_finalizer(&triggers, &trigger).await?;
+            }
+            caches.status.processed(name, Vec::new());
+            return Ok(Pass::Done);
+        }
+        let Some(trigger) = trigger else {
+            return Ok(Pass::Done);
+        };
+        add_finalizer(&triggers, &trigger).await?;
+        let started = Instant::now();
+        let budget = apply::BUDGET.max(memo.overhead * 3);
+        let step = match (part, memo.last.take()) {
+            (Part::Clusters { clusters, status }, Some(last)) => {
+                memo.status_due |= status;
+                self.some(&trigger, &clusters, last, budget, memo).await?
+            }
+            _ => self.whole(&trigger, &triggers, budget, memo).await?,
+        };
+        memo.overhead = started.elapsed().saturating_sub(step.applied.writing);
+        let applied = step.applied;
+        if applied.disturbed {
+            tracing::debug!(trigger = name, "an object changed while it was written");
+            return Ok(Pass::More(Part::Whole));
+        }
+        if !applied.left.is_empty() {
+            // The status tells of passes that made their writes; the next goes on at once.
+            tracing::debug!(trigger = name, written = applied.written, "pass goes on");
+            let part = match applied
+                .left
+                .iter()
+                .cloned()
+                .collect::<Option<BTreeSet<_>>>()
+            {
+                Some(clusters) => Part::Clusters {
+                    clusters,
+                    status: false,
+                },
+                None => Part::Whole,
+            };
+            return Ok(Pass::More(part));
+        }
+        if memo.status_due
+            && memo.pending.is_empty()
+            && let Some(last) = &memo.last
+        {
+            let outcome = Outcome {
+                plan: last,
+                plan_error: None,
+                failure: None,
+            };
+            write_status(&triggers, self.recorder, caches, &trigger, &outcome).await?;
+            memo.status_due = false;
+        }
+        if applied.written + applied.deleted > 0 {
+            tracing::info!(
+                trigger = name,
+                written = applied.written,
+                deleted = applied.deleted,
+                elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "applied"
+            );
+        }
+        Ok(if applied.waiting || step.failed {
+            Pass::Again
+        } else {
+            Pass::Done
+        })
+    }
+
+    /// Plans the whole trigger and applies the plan, which the memo keeps as the last.
+    async fn whole(
+        &self,
+        trigger: &EventTrigger,
+        triggers: &Api<EventTrigger>,
+        budget: Duration,
+        memo: &mut TriggerMemo,
+    ) -> Result<Step, ManagerError> {
+        let (caches, name) = (self.caches, self.name);
+        memo.pending.clear();
+        let started = Instant::now();
+        let mut plan = match plan(trigger, caches, self.render, &mut memo.plan) {
+            Ok(plan) => plan,
+            Err(reason) => {
+                tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
+                let outcome = Outcome {
+                    plan: &Plan::default(),
+                    plan_error: Some(&reason),
+                    failure: None,
+                };
+                write_status(triggers, self.recorder, caches, trigger, &outcome).await?;
+                return Err(ManagerError::Plan(reason));
+            }
+        };
+        tracing::debug!(
+            trigger = name,
+            clusters = plan.matching.len(),
+            profiles = plan.desired.profiles.len(),
+            generated = plan.desired.generated.len(),
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "planned"
+        );
+        let result = apply::apply(self.client, caches, name, &plan, None, budget).await;
+        // The last plan keeps what the status and later passes read, not its objects.
+        plan.desired = Desired::default();
+        log_failures(name, &plan);
+        let failed = !plan.failures.is_empty();
+        let plan = memo.last.insert(plan);
+        let applied = match result {
+            Ok(applied) => applied,
+            Err(error) => {
+                let failure = error.to_string();
+                record_passes(caches, name, plan, Some(&failure), &memo.pending, true);
+                let outcome = Outcome {
+                    plan,
+                    plan_error: None,
+                    failure: Some(&failure),
+                };
+                write_status(triggers, self.recorder, caches, trigger, &outcome).await?;
+                return Err(error.into());
+            }
+        };
+        memo.pending = applied.left.iter().flatten().cloned().collect();
+        record_passes(caches, name, plan, None, &memo.pending, true);
+        memo.status_due = true;
+        Ok(Step { applied, failed })
+    }
+
+    /// Plans the trigger again in source `clusters` only, takes that into the `last` whole
+    /// plan and applies it: an event in one cluster costs that cluster's work, not the
+    /// fleet's.
+    async fn some(
+        &self,
+        trigger: &EventTrigger,
+        clusters: &BTreeSet<ClusterRef>,
+        mut last: Plan,
+        budget: Duration,
+        memo: &mut TriggerMemo,
+    ) -> Result<Step, ManagerError> {
+        let (caches, name) = (self.caches, self.name);
+        let planned = plan_some(trigger, caches, self.render, &mut memo.plan, clusters);
+        let plan = planned.map_err(ManagerError::Plan)?;
+        memo.status_due |= last.absorb(&plan, clusters);
+        memo.last = Some(last);
+        let applied =
+            apply::apply(self.client, caches, name, &plan, Some(clusters), budget).await?;
+        memo.pending.retain(|c| !clusters.contains(c));
+        memo.pending.extend(applied.left.iter().flatten().cloned());
+        record_passes(caches, name, &plan, None, &memo.pending, false);
+        log_failures(name, &plan);
+        Ok(Step {
+            applied,
+            failed: !plan.failures.is_empty(),
+        })
+    }
+}
+
+/// Logs why planning failed in some clusters.
+fn log_failures(trigger: &str, plan: &Plan) {
+    for (cluster, reason) in &plan.failures {
+        tracing::warn!(trigger, cluster = %cluster.name, %reason, "cannot generate profiles");
+    }
+}
+
+/// Tells the status writer how a pass went for each report of `plan` (the whole trigger's,
+/// or some clusters'); those of `pending` clusters wait for their writes.
+fn record_passes(
+    caches: &Caches,
+    trigger: &str,
+    plan: &Plan,
+    failure: Option<&str>,
+    pending: &BTreeSet<ClusterRef>,
+    whole: bool,
+) {
+    let mut passes = Vec::new();
+    for (cluster, source) in &plan.sources {
+        if plan.held.contains_key(cluster) {
+            continue;
+        }
+        let name = event_report_name(source, &cluster.name, cluster.cluster_type);
+        let Some(report) = caches
+            .reports
+            .get(&ObjectRef::new(&name).within(&cluster.namespace))
+        else {
+            continue;
+        };
+        let failure = plan.failures.get(cluster).map(String::as_str).or(failure);
+        let pass = status::Processing {
+            generation: report
+                .metadata
+                .generation
+                .filter(|_| !pending.contains(cluster)),
+            failure: failure.map(str::to_owned),
+        };
+        passes.push(((cluster.namespace.clone(), name), pass));
+    }
+    if whole {
+        caches.status.processed(trigger, passes);
+    } else {
+        caches.status.processed_some(trigger, passes);
+    }
+}
+
+async fn add_finalizer(triggers: &Api<EventTrigger>, trigger: &EventTrigger) -> kube::Result<()> {
+    let mut finalizers = trigger.metadata.finalizers.clone().unwrap_or_default();
+    if finalizers.iter().any(|f| f == EVENT_TRIGGER_FINALIZER) {
+        return Ok(());
+    }
+    finalizers.push(EVENT_TRIGGER_FINALIZER.to_string());
+    let name = trigger.metadata.name.clone().unwrap_or_default();
+    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": trigger.metadata.resource_version}});
+    triggers
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+async fn remove_finalizer(
+    triggers: &Api<EventTrigger>,
+    trigger: &EventTrigger,
+) -> kube::Result<()> {
+    let finalizers = trigger.metadata.finalizers.clone().unwrap_or_default();
+    if !finalizers.iter().any(|f| f == EVENT_TRIGGER_FINALIZER) {
+        return Ok(());
+    }
+    let kept: Vec<_> = finalizers
+        .into_iter()
+        .filter(|f| f != EVENT_TRIGGER_FINALIZER)
+        .collect();
+    let name = trigger.metadata.name.clone().unwrap_or_default();
+    let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": trigger.metadata.resource_version}});
+    match triggers
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}
