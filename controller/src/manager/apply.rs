@@ -55,6 +55,18 @@ pub struct Applied {
     pub disturbed: bool,
 }
 
+impl Applied {
+    /// Adds what another part of the same pass did.
+    pub fn add(&mut self, other: Applied) {
+        self.written += other.written;
+        self.deleted += other.deleted;
+        self.waiting |= other.waiting;
+        self.left.extend(other.left);
+        self.writing += other.writing;
+        self.disturbed |= other.disturbed;
+    }
+}
+
 /// Runs `write` of `kind` object `namespace/name` announced to the caches, so that its watch
 /// event, which may come before the answer, waits for it rather than plan the trigger again.
 /// Sets `disturbed` when a failed write had events meanwhile.

@@ -1,6 +1,7 @@
 //! One pass over a trigger: the whole trigger, or some of its source clusters within its last
 //! whole plan; what passes keep for the next; and what a pass tells the status writer.
 
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -95,10 +96,10 @@ impl Reconcile<'_> {
         add_finalizer(&triggers, &trigger).await?;
         let started = Instant::now();
         let budget = apply::BUDGET.max(memo.overhead * 3);
-        let step = match (part, memo.last.take()) {
-            (Part::Clusters { clusters, status }, Some(last)) => {
+        let step = match part {
+            Part::Clusters { clusters, status } if memo.last.is_some() => {
                 memo.status_due |= status;
-                self.some(&trigger, &clusters, last, budget, memo).await?
+                self.some(&trigger, &clusters, memo).await?
             }
             _ => self.whole(&trigger, &triggers, budget, memo).await?,
         };
@@ -163,6 +164,7 @@ impl Reconcile<'_> {
     ) -> Result<Step, ManagerError> {
         let (caches, name) = (self.caches, self.name);
         memo.pending.clear();
+        memo.last = None;
         let started = Instant::now();
         let mut plan = match plan(trigger, caches, self.render, &mut memo.plan) {
             Ok(plan) => plan,
@@ -211,34 +213,53 @@ impl Reconcile<'_> {
         Ok(Step { applied, failed })
     }
 
-    /// Plans the trigger again in source `clusters` only, takes that into the `last` whole
+    /// Plans the trigger again in source `clusters` only, takes that into its last whole
     /// plan and applies it: an event in one cluster costs that cluster's work, not the
-    /// fleet's.
+    /// fleet's. The freshest clusters go first, a few at a time, until [`apply::BUDGET`] is
+    /// spent (planning included: a cluster's first plan renders all its units); the others
+    /// are left for the next pass.
     async fn some(
         &self,
         trigger: &EventTrigger,
         clusters: &BTreeSet<ClusterRef>,
-        mut last: Plan,
-        budget: Duration,
         memo: &mut TriggerMemo,
     ) -> Result<Step, ManagerError> {
         let (caches, name) = (self.caches, self.name);
-        let planned = plan_some(trigger, caches, self.render, &mut memo.plan, clusters);
-        let plan = planned.map_err(ManagerError::Plan)?;
-        memo.status_due |= last.absorb(&plan, clusters);
-        memo.last = Some(last);
-        let applied =
-            apply::apply(self.client, caches, name, &plan, Some(clusters), budget).await?;
-        memo.pending.retain(|c| !clusters.contains(c));
-        memo.pending.extend(applied.left.iter().flatten().cloned());
-        record_passes(caches, name, &plan, None, &memo.pending, false);
-        log_failures(name, &plan);
-        Ok(Step {
-            applied,
-            failed: !plan.failures.is_empty(),
-        })
+        let mut order: Vec<&ClusterRef> = clusters.iter().collect();
+        order.sort_by_cached_key(|c| Reverse(caches.fresh.at(c)));
+        let started = Instant::now();
+        let mut step = Step {
+            applied: apply::Applied::default(),
+            failed: false,
+        };
+        for (n, chunk) in order.chunks(CLUSTERS_AT_ONCE).enumerate() {
+            let spent = started.elapsed();
+            if n > 0 && (spent >= apply::BUDGET || !step.applied.left.is_empty()) {
+                let rest = order[n * CLUSTERS_AT_ONCE..].iter();
+                step.applied.left.extend(rest.map(|c| Some((*c).clone())));
+                break;
+            }
+            let within: BTreeSet<ClusterRef> = chunk.iter().map(|c| (*c).clone()).collect();
+            let planned = plan_some(trigger, caches, self.render, &mut memo.plan, &within);
+            let plan = planned.map_err(ManagerError::Plan)?;
+            let changed = memo.last.as_mut().is_some_and(|l| l.absorb(&plan, &within));
+            memo.status_due |= changed;
+            let budget = apply::BUDGET.saturating_sub(spent);
+            let applied = apply::apply(self.client, caches, name, &plan, Some(&within), budget);
+            let applied = applied.await?;
+            memo.pending.retain(|c| !within.contains(c));
+            memo.pending.extend(applied.left.iter().flatten().cloned());
+            record_passes(caches, name, &plan, None, &memo.pending, false);
+            log_failures(name, &plan);
+            step.failed |= !plan.failures.is_empty();
+            step.applied.add(applied);
+        }
+        Ok(step)
     }
 }
+
+/// Source clusters a pass over some clusters plans and applies at once.
+const CLUSTERS_AT_ONCE: usize = 4;
 
 /// Logs why planning failed in some clusters.
 fn log_failures(trigger: &str, plan: &Plan) {
