@@ -178,11 +178,6 @@ fn plan_within(
 }
 
 impl Plan {
-    /// Whether the plan selects `cluster` as a source.
-    pub fn selects(&self, cluster: &ClusterRef) -> bool {
-        self.matching.binary_search(cluster).is_ok()
-    }
-
     /// Takes in `part`, a plan of the source clusters `within` (its objects aside): whether
     /// what it says of them (selected, named, paused, failed, their EventSource) changed.
     pub fn absorb(&mut self, part: &Plan, within: &BTreeSet<ClusterRef>) -> bool {
