@@ -412,11 +412,14 @@ fn stale(
     let mut found = match within {
         // The caches themselves: at start the index may not have caught up with them.
         None => cached_of(caches, trigger),
-        Some(_) => caches
+        Some(clusters) => caches
             .owned
             .lock()
-            .map(|owned| owned.of(trigger, within))
-            .unwrap_or_default(),
+            .map(|owned| owned.of(trigger, clusters))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(cluster, object)| (Some(cluster), object))
+            .collect(),
     };
     found.extend(caches.written_by(trigger, within));
     found

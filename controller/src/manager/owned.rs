@@ -1,6 +1,6 @@
 //! The generated objects the caches hold, by trigger and source cluster: a pass over a
 //! trigger's work in one cluster finds that cluster's stale objects without a look at the
-//! fleet's, and a whole pass without a look at every ConfigMap of the management cluster.
+//! fleet's. (A whole pass reads the caches themselves, which the index may lag at a start.)
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -11,15 +11,15 @@ use crate::identity::{ClusterRef, source_cluster};
 /// A generated object: its kind (`ClusterProfile`, `ConfigMap` or `Secret`) and name.
 pub type Object = (&'static str, String);
 
-/// Where a generated object belongs: its trigger and its source cluster (none when its labels
-/// do not name one).
-type Owner = (String, Option<ClusterRef>);
+/// Where a generated object belongs: its trigger and its source cluster.
+type Owner = (String, ClusterRef);
 
-/// Generated objects by owner, kept as the watches show them.
+/// Generated objects by owner, kept as the watches show them; those whose labels name no
+/// source cluster are left out (no pass over some clusters looks for them).
 #[derive(Debug, Default)]
 pub struct Owned {
     owners: HashMap<Object, Owner>,
-    objects: HashMap<String, BTreeMap<Option<ClusterRef>, BTreeSet<Object>>>,
+    objects: HashMap<String, BTreeMap<ClusterRef, BTreeSet<Object>>>,
 }
 
 impl Owned {
@@ -32,8 +32,8 @@ impl Owned {
         present: bool,
     ) {
         let trigger = labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL));
-        let owner = match trigger {
-            Some(trigger) if present => Some((trigger.clone(), source_cluster(labels))),
+        let owner = match (trigger, source_cluster(labels)) {
+            (Some(trigger), Some(cluster)) if present => Some((trigger.clone(), cluster)),
             _ => None,
         };
         if self.owners.get(&object) == owner.as_ref() {
@@ -52,7 +52,7 @@ impl Owned {
         }
     }
 
-    fn remove(&mut self, trigger: &str, cluster: &Option<ClusterRef>, object: &Object) {
+    fn remove(&mut self, trigger: &str, cluster: &ClusterRef, object: &Object) {
         let Some(clusters) = self.objects.get_mut(trigger) else {
             return;
         };
@@ -67,22 +67,14 @@ impl Owned {
         }
     }
 
-    /// The objects `trigger` generated, with their source clusters: all of them, or those of
-    /// `clusters` only.
-    pub fn of(
-        &self,
-        trigger: &str,
-        clusters: Option<&BTreeSet<ClusterRef>>,
-    ) -> Vec<(Option<ClusterRef>, Object)> {
+    /// The objects `trigger` generated for source `clusters`, with their clusters.
+    pub fn of(&self, trigger: &str, clusters: &BTreeSet<ClusterRef>) -> Vec<(ClusterRef, Object)> {
         let Some(by_cluster) = self.objects.get(trigger) else {
             return Vec::new();
         };
-        let wanted = |cluster: &Option<ClusterRef>| {
-            clusters.is_none_or(|set| cluster.as_ref().is_some_and(|c| set.contains(c)))
-        };
-        by_cluster
+        clusters
             .iter()
-            .filter(|(cluster, _)| wanted(cluster))
+            .filter_map(|cluster| Some((cluster, by_cluster.get(cluster)?)))
             .flat_map(|(cluster, objects)| objects.iter().map(|o| (cluster.clone(), o.clone())))
             .collect()
     }
@@ -124,42 +116,37 @@ mod tests {
         owned.seen(object("p1"), Some(&labels("t", &a)), true);
         owned.seen(object("p2"), Some(&labels("t", &b)), true);
         owned.seen(object("p3"), Some(&labels("other", &a)), true);
-        let names = |found: Vec<(Option<ClusterRef>, Object)>| -> Vec<String> {
+        let both = BTreeSet::from([a.clone(), b.clone()]);
+        let names = |found: Vec<(ClusterRef, Object)>| -> Vec<String> {
             found.into_iter().map(|(_, (_, name))| name).collect()
         };
-        assert_eq!(names(owned.of("t", None)), ["p1", "p2"]);
-        assert_eq!(
-            names(owned.of("t", Some(&BTreeSet::from([b.clone()])))),
-            ["p2"]
-        );
-        assert_eq!(
-            owned.of("t", Some(&BTreeSet::from([b.clone()])))[0].0,
-            Some(b.clone())
-        );
+        assert_eq!(names(owned.of("t", &both)), ["p1", "p2"]);
+        assert_eq!(names(owned.of("t", &BTreeSet::from([b.clone()]))), ["p2"]);
+        assert_eq!(owned.of("t", &BTreeSet::from([b.clone()]))[0].0, b.clone());
 
         // Relabelled to another cluster, then to no trigger: it moves, then leaves.
         owned.seen(object("p1"), Some(&labels("t", &b)), true);
         assert_eq!(
-            names(owned.of("t", Some(&BTreeSet::from([a.clone()])))),
+            names(owned.of("t", &BTreeSet::from([a.clone()]))),
             Vec::<String>::new()
         );
         assert_eq!(
-            names(owned.of("t", Some(&BTreeSet::from([b.clone()])))),
+            names(owned.of("t", &BTreeSet::from([b.clone()]))),
             ["p1", "p2"]
         );
         owned.seen(object("p1"), Some(&BTreeMap::new()), true);
-        assert_eq!(names(owned.of("t", None)), ["p2"]);
+        assert_eq!(names(owned.of("t", &both)), ["p2"]);
 
         // Deleted: gone, and nothing of the trigger is kept once its last object goes.
         owned.seen(object("p2"), Some(&labels("t", &b)), false);
-        assert!(owned.of("t", None).is_empty());
+        assert!(owned.of("t", &both).is_empty());
         assert!(!owned.objects.contains_key("t"));
-        assert_eq!(names(owned.of("other", None)), ["p3"]);
+        assert_eq!(names(owned.of("other", &both)), ["p3"]);
 
-        // An object whose labels name no cluster is the trigger's, in no cluster.
+        // An object whose labels name no cluster is not kept.
         let trigger_only = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
         owned.seen(("ConfigMap", "c".into()), Some(&trigger_only), true);
-        assert_eq!(owned.of("t", None), [(None, ("ConfigMap", "c".to_owned()))]);
-        assert!(owned.of("t", Some(&BTreeSet::from([a]))).is_empty());
+        assert!(owned.of("t", &both).is_empty());
+        assert!(!owned.owners.contains_key(&("ConfigMap", "c".to_owned())));
     }
 }

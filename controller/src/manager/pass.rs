@@ -335,12 +335,9 @@ async fn remove_finalizer(
         .collect();
     let name = trigger.metadata.name.clone().unwrap_or_default();
     let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": trigger.metadata.resource_version}});
-    match triggers
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error),
-    }
+    status::ignore_gone(
+        triggers
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await,
+    )
 }

@@ -370,7 +370,8 @@ fn changed(
     (conditions != before).then_some(conditions)
 }
 
-fn ignore_gone(result: kube::Result<impl Sized>) -> kube::Result<()> {
+/// The outcome of a request about an object, an object already gone counting as done.
+pub(super) fn ignore_gone(result: kube::Result<impl Sized>) -> kube::Result<()> {
     match result {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),

@@ -10,7 +10,7 @@ use kube::{Api, Resource};
 use serde_json::json;
 
 use super::caches::Caches;
-use super::conditions;
+use super::{conditions, status};
 use crate::identity::ClusterRef;
 use crate::plan::Plan;
 use api::cluster_ref::CAPI_DEFAULT_API_VERSION;
@@ -150,14 +150,11 @@ pub(super) async fn write_status(
         "clusterInfo": status.cluster_info,
         "conditions": status.conditions,
     }});
-    match triggers
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error),
-    }
+    status::ignore_gone(
+        triggers
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await,
+    )
 }
 
 /// Who publishes the manager's Kubernetes Events.

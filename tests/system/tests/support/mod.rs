@@ -159,10 +159,8 @@ pub fn start_agent_and_manager(mgmt: &Client) -> (Vec<JoinHandle<()>>, Watches) 
 
 /// The manager against `mgmt`, with the watches and telemetry of its process.
 fn start_manager(mgmt: &Client, watches: Watches, telemetry: Arc<Telemetry>) -> JoinHandle<()> {
-    let m = mgmt.clone();
-    tokio::spawn(async move {
-        let _ = controller::manager::run(m, watches, telemetry, std::future::pending()).await;
-    })
+    let run = controller::manager::run(mgmt.clone(), watches, telemetry, std::future::pending());
+    spawn(run)
 }
 
 /// The deployer against `mgmt`, with the watches of its process (shared with its manager).
@@ -171,9 +169,14 @@ pub fn start_deployer(
     watches: Watches,
     telemetry: Arc<Telemetry>,
 ) -> JoinHandle<()> {
-    let d = mgmt.clone();
+    let run = controller::deployer::run(mgmt.clone(), watches, telemetry, std::future::pending());
+    spawn(run)
+}
+
+/// Runs a controller until it ends (its outcome is the test's to find in the cluster).
+fn spawn<E>(run: impl Future<Output = Result<(), E>> + Send + 'static) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let _ = controller::deployer::run(d, watches, telemetry, std::future::pending()).await;
+        let _ = run.await;
     })
 }
 
