@@ -9,7 +9,7 @@ use crate::store::Store;
 use crate::tokens::TOKEN_TYPE;
 use base64::Engine;
 use serde_json::Value;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
@@ -39,7 +39,18 @@ pub fn authenticate(store: &Store, authorization: &str) -> Result<User> {
     if token == ADMIN_TOKEN {
         return Ok(User::admin());
     }
-    user_of_token(store, token).ok_or_else(unauthorized)
+    let cache = store.token_cache();
+    let at = Instant::now();
+    if let Some(user) = cache.get(token, at) {
+        return Ok(user);
+    }
+    let (user, expires) = user_of_token(store, token).ok_or_else(unauthorized)?;
+    let until = match expires {
+        Some(exp) => at + Duration::from_secs(exp.saturating_sub(now())),
+        None => at + super::token_cache::SUCCESS_TTL,
+    };
+    cache.put(token, &user, at, until);
+    Ok(user)
 }
 
 fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
@@ -56,12 +67,13 @@ fn account_uid_matches(store: &Store, namespace: &str, name: &str, uid: &str) ->
         })
 }
 
-/// The ServiceAccount a token this cluster signed identifies, while the token is valid.
-fn user_of_token(store: &Store, token: &str) -> Option<User> {
+/// The ServiceAccount a token this cluster signed identifies, while the token is valid, and
+/// when the token expires (seconds since the Unix epoch; legacy tokens do not).
+fn user_of_token(store: &Store, token: &str) -> Option<(User, Option<u64>)> {
     let claims = store.signing_key().verify(token)?;
     match claims["iss"].as_str()? {
-        LEGACY_ISSUER => legacy(store, token, &claims),
-        ISSUER => bound(store, &claims),
+        LEGACY_ISSUER => legacy(store, token, &claims).map(|user| (user, None)),
+        ISSUER => bound(store, &claims).map(|user| (user, claims["exp"].as_u64())),
         _ => None,
     }
 }
@@ -166,5 +178,32 @@ mod tests {
             (401, "Unauthorized".into())
         );
         assert!(authenticate(&store, &token("vault", now())).is_err());
+    }
+
+    #[test]
+    fn a_token_that_authenticated_is_remembered_as_kube_apiserver_does() {
+        let store = Store::new();
+        let accounts = store.resolve("", "v1", "serviceaccounts").unwrap();
+        let account = json!({"metadata": {"name": "sa"}});
+        let account = store
+            .create(&accounts, "default", account, &WriteOptions::default())
+            .unwrap();
+        let uid = account["metadata"]["uid"].as_str().unwrap().to_owned();
+        let claims = bound_claims("default", "sa", &uid, &[ISSUER.into()], now(), 600);
+        let token = format!("Bearer {}", store.signing_key().sign(&claims));
+        // A token refused is not remembered: its account is deleted first.
+        let other = bound_claims("default", "gone", "u", &[ISSUER.into()], now(), 600);
+        let other = format!("Bearer {}", store.signing_key().sign(&other));
+        assert!(authenticate(&store, &other).is_err());
+        assert!(authenticate(&store, &token).is_ok());
+        store
+            .delete(&accounts, "default", "sa", &Default::default())
+            .unwrap();
+        // For the cache's 10 seconds the deleted account's token still works, as it does
+        // against kube-apiserver; a token never seen is verified and refused.
+        assert_eq!(authenticate(&store, &token).unwrap().uid, uid);
+        let fresh = bound_claims("default", "sa", &uid, &[ISSUER.into()], now(), 601);
+        let fresh = format!("Bearer {}", store.signing_key().sign(&fresh));
+        assert!(authenticate(&store, &fresh).is_err());
     }
 }

@@ -30,6 +30,13 @@ pub enum Refusal {
     Forbidden(Value),
 }
 
+/// Whether `headers` ask to act as someone else.
+pub fn requested(headers: &HeaderMap) -> bool {
+    headers
+        .keys()
+        .any(|h| h.as_str().starts_with("impersonate-"))
+}
+
 /// The user a request acts as: `requestor` itself without impersonation headers, else the
 /// impersonated user, or why not.
 pub fn impersonate(policy: &Policy, requestor: User, headers: &HeaderMap) -> Result<User, Refusal> {

@@ -3,6 +3,7 @@
 
 use crate::auth::jwt::SigningKey;
 use crate::auth::rbac::Policy;
+use crate::auth::token_cache::TokenCache;
 use crate::defaults;
 use crate::error::{Error, Result};
 use crate::journal::{self, Journal};
@@ -88,6 +89,8 @@ pub struct Store {
     signing_key: SigningKey,
     /// The RBAC policy last read, reused until an RBAC object changes.
     policy: Mutex<Option<Arc<Policy>>>,
+    /// Tokens that authenticated lately.
+    tokens: TokenCache,
     /// Where Services' pods are, read by conversions without the state lock.
     endpoints: Arc<Endpoints>,
     /// Where changes are kept on disk (none: in memory alone).
@@ -177,6 +180,7 @@ impl Store {
             converter: RwLock::new(None),
             signing_key,
             policy: Mutex::new(None),
+            tokens: TokenCache::default(),
             endpoints,
             journal,
             faults: crate::faults::Faults::default(),
@@ -320,6 +324,11 @@ impl Store {
     /// The key signing this cluster's ServiceAccount tokens.
     pub fn signing_key(&self) -> &SigningKey {
         &self.signing_key
+    }
+
+    /// Tokens that authenticated lately (kube-apiserver's token cache).
+    pub fn token_cache(&self) -> &TokenCache {
+        &self.tokens
     }
 
     /// The cluster's RBAC policy, read again only after an RBAC object changed.
