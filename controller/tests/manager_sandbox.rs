@@ -586,3 +586,68 @@ async fn a_report_that_cannot_be_read_fails_its_cluster_until_it_can() {
     manager.abort();
     sandbox.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_report_generations_is_acknowledged_in_one_status_write() {
+    let (sandbox, client, manager) = running().await;
+    let name = "sveltos--sveltos-service--cluster-1";
+    let reports: Api<EventReport> = Api::namespaced(client.clone(), "fleet");
+    // The generation the Processed condition acknowledges, and the report's own.
+    let acknowledged = || async {
+        let report = reports.get(name).await.ok()?;
+        let conditions = report.status?.conditions;
+        let processed = conditions.iter().find(|c| c.type_ == "Processed")?;
+        Some((processed.observed_generation?, report.metadata.generation?))
+    };
+    eventually("the first generation acknowledged", || async {
+        acknowledged().await.filter(|(seen, now)| seen == now)
+    })
+    .await;
+    // The generations the status writes acknowledged, as a watch sees them.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let watched = tokio::spawn({
+        let (reports, seen) = (reports.clone(), seen.clone());
+        async move {
+            use futures_util::StreamExt;
+            let stream = kube::runtime::watcher(reports, Default::default());
+            let mut stream = std::pin::pin!(kube::runtime::WatchStreamExt::applied_objects(stream));
+            while let Some(Ok(report)) = stream.next().await {
+                let conditions = report.status.map(|s| s.conditions).unwrap_or_default();
+                if let Some(c) = conditions.iter().find(|c| c.type_ == "Processed") {
+                    seen.lock().unwrap().insert(c.observed_generation);
+                }
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let burst = [
+        ["web", "api", "db"],
+        ["web", "api", "mq"],
+        ["web", "db", "mq"],
+    ];
+    for services in burst.iter().chain(&burst) {
+        let changed = json!({"spec": report(services)["spec"]});
+        reports
+            .patch(name, &PatchParams::default(), &Patch::Merge(&changed))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    // The last generation is acknowledged, once the burst is over.
+    eventually("the last generation acknowledged", || async {
+        acknowledged().await.filter(|(seen, now)| seen == now)
+    })
+    .await;
+    let quiet = sveltos_events_controller::manager::status::ACKNOWLEDGE_EVERY;
+    tokio::time::sleep(quiet + Duration::from_millis(300)).await;
+    watched.abort();
+    let seen = seen.lock().unwrap().clone();
+    // The watch saw the first acknowledgement, then at most two more for six generations
+    // (one within the burst, one after it), the last among them.
+    assert!(
+        (2..=3).contains(&seen.len()),
+        "acknowledged generations: {seen:?}"
+    );
+    manager.abort();
+    sandbox.shutdown().await;
+}

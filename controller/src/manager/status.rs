@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use api::condition::{Condition, Verdict, merge, now, ready};
 use api::v1beta1::{EventReport, EventSource, ReportPhase};
@@ -143,6 +144,22 @@ impl StatusWork {
     }
 }
 
+/// How often at most a report's status is written only to say that a newer generation was
+/// processed (the words unchanged). A busy cluster's report changes at every event, and each
+/// status write sends the whole report (up to 1.5 MiB) through the API server and every
+/// watch of reports again: the acknowledgement of a burst of generations is one write.
+pub const ACKNOWLEDGE_EVERY: Duration = Duration::from_secs(1);
+
+/// What looking at a report's status came to.
+enum Looked {
+    /// Written.
+    Written,
+    /// Nothing to write, or no report.
+    Unchanged,
+    /// Only the generation processed is new: written after this long.
+    Later(Duration),
+}
+
 /// Writes the conditions of marked EventSources and EventReports, forever.
 pub async fn run(client: Client, caches: Caches) {
     let work = Arc::clone(&caches.status);
@@ -152,23 +169,54 @@ pub async fn run(client: Client, caches: Caches) {
     }
     // Script checks by EventSource, remembered for the generation they were made for.
     let mut checked: HashMap<String, (Option<i64>, Verdict)> = HashMap::new();
+    // When each report's status was last written, and the reports whose write waits.
+    let mut written: HashMap<String, Instant> = HashMap::new();
+    let waiting: Arc<Mutex<HashSet<String>>> = Arc::default();
     loop {
         for key in work.queue.next_batch().await {
-            let written = if let Some(name) = key.strip_prefix(SOURCE) {
+            let looked = if let Some(name) = key.strip_prefix(SOURCE) {
                 write_source(&client, &caches, name, &mut checked).await
             } else if let Some((namespace, name)) = key
                 .strip_prefix(REPORT)
                 .and_then(|rest| rest.split_once('/'))
             {
-                write_report(&client, &caches, namespace, name).await
+                let last = written.get(&key).copied();
+                write_report(&client, &caches, namespace, name, last).await
             } else {
-                Ok(())
+                Ok(Looked::Unchanged)
             };
-            if let Err(error) = written {
-                tracing::warn!(%error, object = %key, "cannot write status");
+            match looked {
+                Ok(Looked::Written) => {
+                    written.insert(key, Instant::now());
+                }
+                Ok(Looked::Unchanged) => {}
+                Ok(Looked::Later(wait)) => later(&work, &waiting, key, wait),
+                Err(error) => tracing::warn!(%error, object = %key, "cannot write status"),
             }
         }
+        written.retain(|_, at| at.elapsed() < ACKNOWLEDGE_EVERY);
     }
+}
+
+/// Marks `key` again after `wait`, unless it already waits.
+fn later(
+    work: &Arc<StatusWork>,
+    waiting: &Arc<Mutex<HashSet<String>>>,
+    key: String,
+    wait: Duration,
+) {
+    let first = waiting.lock().is_ok_and(|mut w| w.insert(key.clone()));
+    if !first {
+        return;
+    }
+    let (work, waiting) = (Arc::clone(work), Arc::clone(waiting));
+    tokio::spawn(async move {
+        tokio::time::sleep(wait).await;
+        if let Ok(mut waiting) = waiting.lock() {
+            waiting.remove(&key);
+        }
+        work.queue.mark(key);
+    });
 }
 
 /// Whether `source`'s scripts are valid Lua that defines `evaluate()`.
@@ -219,10 +267,10 @@ async fn write_source(
     caches: &Caches,
     name: &str,
     checked: &mut HashMap<String, (Option<i64>, Verdict)>,
-) -> kube::Result<()> {
+) -> kube::Result<Looked> {
     let Some(source) = caches.sources.get(&ObjectRef::new(name)) else {
         checked.remove(name);
-        return Ok(());
+        return Ok(Looked::Unchanged);
     };
     let generation = source.metadata.generation;
     let valid = match checked.get(name) {
@@ -252,14 +300,15 @@ async fn write_source(
         .as_ref()
         .map_or(&[][..], |s| &s.conditions[..]);
     let Some(conditions) = changed(before, &verdicts, generation) else {
-        return Ok(());
+        return Ok(Looked::Unchanged);
     };
     let api: Api<EventSource> = Api::all(client.clone());
     let patch = json!({"status": {"conditions": conditions}});
     ignore_gone(
         api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await,
-    )
+    )?;
+    Ok(Looked::Written)
 }
 
 /// The verdicts of a report at `generation`, given each consuming trigger's last pass; `None`
@@ -317,14 +366,17 @@ pub fn report_verdicts(
     Some(vec![evaluated, processed])
 }
 
+/// Writes the status of report `namespace/name`, last written at `last` (if lately): an
+/// acknowledgement of a newer generation alone waits for [`ACKNOWLEDGE_EVERY`] since.
 async fn write_report(
     client: &Client,
     caches: &Caches,
     namespace: &str,
     name: &str,
-) -> kube::Result<()> {
+    last: Option<Instant>,
+) -> kube::Result<Looked> {
     let Some(report) = caches.reports.get(&ObjectRef::new(name).within(namespace)) else {
-        return Ok(());
+        return Ok(Looked::Unchanged);
     };
     let triggers: Vec<String> = caches
         .triggers
@@ -333,7 +385,7 @@ async fn write_report(
         .map(|t| kube::ResourceExt::name_any(t.as_ref()))
         .collect();
     if caches.status.waits(&triggers, namespace, name) {
-        return Ok(());
+        return Ok(Looked::Unchanged);
     }
     // Only passes of triggers that still exist.
     let passes: BTreeMap<String, Processing> = caches
@@ -343,13 +395,23 @@ async fn write_report(
         .filter(|(trigger, _)| caches.triggers.get(&ObjectRef::new(trigger)).is_some())
         .collect();
     let Some(verdicts) = report_verdicts(&report, &passes) else {
-        return Ok(());
+        return Ok(Looked::Unchanged);
     };
     let status = report.status.clone().unwrap_or_default();
     let phase = (!passes.is_empty()).then_some(ReportPhase::Processed);
     let conditions = changed(&status.conditions, &verdicts, report.metadata.generation);
     if conditions.is_none() && status.phase == phase {
-        return Ok(());
+        return Ok(Looked::Unchanged);
+    }
+    let acknowledgement = status.phase == phase
+        && conditions
+            .as_ref()
+            .is_some_and(|c| same_words(c, &status.conditions));
+    if let Some(last) = last.filter(|_| acknowledgement) {
+        let wait = ACKNOWLEDGE_EVERY.saturating_sub(last.elapsed());
+        if !wait.is_zero() {
+            return Ok(Looked::Later(wait));
+        }
     }
     let conditions = conditions.unwrap_or(status.conditions);
     let api: Api<EventReport> = Api::namespaced(client.clone(), namespace);
@@ -357,7 +419,20 @@ async fn write_report(
     ignore_gone(
         api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await,
-    )
+    )?;
+    Ok(Looked::Written)
+}
+
+/// Whether `now` says what `before` says, whatever generation each observed.
+fn same_words(now: &[Condition], before: &[Condition]) -> bool {
+    now.len() == before.len()
+        && now.iter().zip(before).all(|(a, b)| {
+            let b = Condition {
+                observed_generation: a.observed_generation,
+                ..b.clone()
+            };
+            *a == b
+        })
 }
 
 /// The conditions `verdicts` make, or `None` when they say what `before` says.
