@@ -386,8 +386,11 @@ pub async fn write(
     };
     let mut body = serde_json::to_value(&report).map_err(kube::Error::SerdeError)?;
     typed(&mut body, "lib.projectsveltos.io/v1beta1", "EventReport");
-    let api: Api<EventReport> = Api::namespaced(client.clone(), namespace);
-    let written = match api.patch(&name, &params, &Patch::Apply(&body)).await {
+    let url = <EventReport as kube::Resource>::url_path(&(), Some(namespace));
+    let request = kube::core::Request::new(url)
+        .patch(&name, &params, &Patch::Apply(&body))
+        .map_err(kube::Error::BuildRequest)?;
+    let written = match client.request::<Answer>(request).await {
         Ok(written) => written,
         Err(error) if too_large(&error) => {
             return Err(WriteError::TooLarge {
@@ -405,6 +408,20 @@ pub async fn write(
         set_phase(client, &name, ReportPhase::WaitingForDelivery).await?;
     }
     Ok(written.status.and_then(|s| s.agent_failure_message))
+}
+
+/// What the agent reads of the report the API server answers a write with: the rest (the
+/// whole spec, collected objects included) is skipped, not decoded.
+#[derive(serde::Deserialize)]
+struct Answer {
+    status: Option<AnswerStatus>,
+}
+
+/// See [`Answer`].
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerStatus {
+    agent_failure_message: Option<String>,
 }
 
 /// Sets the delivery phase of local report `name` (in `projectsveltos`).
