@@ -227,13 +227,6 @@ async fn fleet(clusters: usize, services: usize) {
         before,
         agent::observe::rss_mib()
     );
-    for task in system {
-        task.abort();
-    }
-
-    // Restart cost: the system comes back over a converged fleet; every write it makes then
-    // rewrites something that was already right (target: none).
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let writes = || -> u64 {
         sandbox
             .clusters()
@@ -241,6 +234,22 @@ async fn fleet(clusters: usize, services: usize) {
             .map(|c| c.store.resource_version())
             .sum()
     };
+    // The system is stopped once it is done: its statuses written too (a burst of report
+    // generations is acknowledged up to a second later).
+    let (mut last, mut quiet_since) = (writes(), Instant::now());
+    while quiet_since.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if writes() != last {
+            (last, quiet_since) = (writes(), Instant::now());
+        }
+    }
+    for task in system {
+        task.abort();
+    }
+
+    // Restart cost: the system comes back over a converged fleet; every write it makes then
+    // rewrites something that was already right (target: none).
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let before = writes();
     let restarted = Instant::now();
     let system = start_system(&mgmt);

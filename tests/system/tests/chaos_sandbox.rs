@@ -258,6 +258,35 @@ async fn the_fleet_converges_after_each_fault_and_after_a_kill() {
     sandbox.shutdown().await;
 }
 
+/// Waits until the Processed condition of every EventReport names its generation.
+async fn acknowledged(mgmt: &Client) {
+    let reports: Api<EventReport> = Api::all(mgmt.clone());
+    let (deadline, all) = (Instant::now() + CONVERGE_WITHIN, ListParams::default());
+    loop {
+        let list = retried("list reports", || reports.list(&all)).await;
+        let behind: Vec<String> = list
+            .items
+            .iter()
+            .filter(|report| {
+                let conditions = report.status.iter().flat_map(|s| &s.conditions);
+                let seen = conditions
+                    .filter(|c| c.type_ == "Processed")
+                    .find_map(|c| c.observed_generation);
+                seen != report.metadata.generation
+            })
+            .map(kube::ResourceExt::name_any)
+            .collect();
+        if behind.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "reports not acknowledged: {behind:?}"
+        );
+        sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Writes every cluster of the sandbox has taken so far.
 fn writes(sandbox: &Sandbox) -> u64 {
     sandbox
@@ -280,6 +309,9 @@ async fn a_restart_with_nothing_changed_writes_nothing() {
         world.change(&managed).await;
     }
     world.converged(&mgmt, &managed, "the start").await;
+    // Nothing is left to do once every report's status acknowledges its generation too (the
+    // manager writes a burst's acknowledgement up to a second later).
+    acknowledged(&mgmt).await;
     for task in tasks {
         task.abort();
     }
