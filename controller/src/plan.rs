@@ -92,7 +92,24 @@ pub fn plan(
     render: &dyn Render,
     memo: &mut PlanMemo,
 ) -> Result<Plan, String> {
-    plan_within(trigger, world, render, memo, None)
+    plan_within(trigger, world, render, memo, None, true)
+}
+
+/// What [`plan`] says of `trigger`'s source clusters (selected, named, paused, failed, their
+/// EventSource) without planning their objects: cheap, whatever the fleet's size.
+pub fn selection(
+    trigger: &EventTrigger,
+    world: &dyn World,
+    render: &dyn Render,
+) -> Result<Plan, String> {
+    plan_within(
+        trigger,
+        world,
+        render,
+        &mut PlanMemo::default(),
+        None,
+        false,
+    )
 }
 
 /// Plans `trigger` in the source `clusters` only, as [`plan`] would there: whether it selects
@@ -105,7 +122,14 @@ pub fn plan_some(
     memo: &mut PlanMemo,
     clusters: &BTreeSet<ClusterRef>,
 ) -> Result<Plan, String> {
-    plan_within(trigger, world, render, memo, Some(clusters))
+    plan_within(trigger, world, render, memo, Some(clusters), true)
+}
+
+impl PlanMemo {
+    /// Forgets what was computed for clusters other than `clusters`.
+    pub fn keep_only(&mut self, clusters: &BTreeSet<ClusterRef>) {
+        self.clusters.retain(|c, _| clusters.contains(c));
+    }
 }
 
 fn plan_within(
@@ -114,6 +138,7 @@ fn plan_within(
     render: &dyn Render,
     memo: &mut PlanMemo,
     within: Option<&BTreeSet<ClusterRef>>,
+    objects: bool,
 ) -> Result<Plan, String> {
     let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
     let clusters = world.clusters();
@@ -153,6 +178,9 @@ fn plan_within(
             plan.held.insert(reference.clone(), PAUSED.to_owned());
             continue;
         }
+        if !objects {
+            continue;
+        }
         let mut cluster_memo = memo.clusters.remove(reference).unwrap_or_default();
         let desired = plan_cluster(
             trigger,
@@ -168,6 +196,7 @@ fn plan_within(
     }
     // What clusters no longer planned computed is forgotten.
     match within {
+        None if !objects => {}
         None => memo.clusters = planned,
         Some(clusters) => {
             memo.clusters.retain(|c, _| !clusters.contains(c));
@@ -561,6 +590,22 @@ mod tests {
         assert_eq!(planned.matching.len(), 3);
         assert_eq!(planned.held.get(&c3).map(String::as_str), Some(PAUSED));
         assert_eq!(planned.desired.profiles.len(), 3);
+    }
+
+    #[test]
+    fn a_selection_says_what_a_whole_plan_says_of_the_clusters_and_reads_no_report() {
+        let mut world = fixture();
+        world.clusters[1].paused = true;
+        let whole = plan(&trigger(), &world, &NameOnly, &mut PlanMemo::default()).unwrap();
+        world.read.lock().unwrap().clear();
+        let selection = selection(&trigger(), &world, &NameOnly).unwrap();
+        assert!(world.read.lock().unwrap().is_empty());
+        assert!(selection.desired.profiles.is_empty() && selection.desired.generated.is_empty());
+        assert_eq!(selection.matching, whole.matching);
+        assert_eq!(selection.references, whole.references);
+        assert_eq!(selection.sources, whole.sources);
+        assert_eq!(selection.held, whole.held);
+        assert!(!whole.desired.profiles.is_empty());
     }
 
     #[test]

@@ -48,8 +48,6 @@ pub struct Applied {
     /// The source clusters whose writes the pass's time left for the next pass (none: every
     /// write was made).
     pub left: BTreeSet<Option<ClusterRef>>,
-    /// Time spent writing ConfigMaps, Secrets and profiles.
-    pub writing: Duration,
     /// Someone else changed an object while the pass wrote it: the trigger needs a whole
     /// pass.
     pub disturbed: bool,
@@ -62,7 +60,6 @@ impl Applied {
         self.deleted += other.deleted;
         self.waiting |= other.waiting;
         self.left.extend(other.left);
-        self.writing += other.writing;
         self.disturbed |= other.disturbed;
     }
 }
@@ -300,7 +297,6 @@ pub async fn apply(
         })
         .await?;
     }
-    applied.writing = started.elapsed();
     applied.disturbed = disturbed.load(Ordering::Relaxed);
 
     // Stale profiles go first; their ConfigMaps and Secrets once they are gone.

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use api::labels::EVENT_TRIGGER_FINALIZER;
 use api::v1beta1::{EventTrigger, event_report_name};
@@ -19,8 +19,7 @@ use super::trigger_status::{Outcome, write_status};
 use super::{ManagerError, apply, status};
 use crate::engine::GoTemplates;
 use crate::identity::ClusterRef;
-use crate::plan::{Plan, PlanMemo, plan, plan_some};
-use crate::profiles::Desired;
+use crate::plan::{Plan, PlanMemo, plan_some, selection};
 use crate::queue::Pass;
 
 /// What a trigger's passes keep for the next one.
@@ -28,10 +27,6 @@ use crate::queue::Pass;
 pub struct TriggerMemo {
     /// The last plans' units.
     plan: PlanMemo,
-    /// What the last pass spent besides writing (planning, comparing, deleting):
-    /// the next pass writes for three times that at least, so that a busy fleet's passes
-    /// are not mostly that.
-    overhead: Duration,
     /// The last whole plan, without its objects, as passes over some clusters left it: the
     /// clusters, sources and failures those passes plan within and the status tells.
     last: Option<Plan>,
@@ -95,15 +90,13 @@ impl Reconcile<'_> {
         };
         add_finalizer(&triggers, &trigger).await?;
         let started = Instant::now();
-        let budget = apply::BUDGET.max(memo.overhead * 3);
         let step = match part {
             Part::Clusters { clusters, status } if memo.last.is_some() => {
                 memo.status_due |= status;
                 self.some(&trigger, &clusters, memo).await?
             }
-            _ => self.whole(&trigger, &triggers, budget, memo).await?,
+            _ => self.whole(&trigger, &triggers, memo).await?,
         };
-        memo.overhead = started.elapsed().saturating_sub(step.applied.writing);
         let applied = step.applied;
         if applied.disturbed {
             tracing::debug!(trigger = name, "an object changed while it was written");
@@ -154,20 +147,24 @@ impl Reconcile<'_> {
         })
     }
 
-    /// Plans the whole trigger and applies the plan, which the memo keeps as the last.
+    /// Selects the trigger's source clusters, sweeps away what it generated outside them
+    /// (clusters no longer selected, objects naming none) and writes the agents' source
+    /// lists; then plans and applies the selected clusters as a pass over some clusters does,
+    /// freshest first within the budget, and leaves the others to the next passes: a start
+    /// with 1,000 clusters writes its first objects at once, not after planning them all.
+    /// The memo keeps the selection as the last whole plan.
     async fn whole(
         &self,
         trigger: &EventTrigger,
         triggers: &Api<EventTrigger>,
-        budget: Duration,
         memo: &mut TriggerMemo,
     ) -> Result<Step, ManagerError> {
         let (caches, name) = (self.caches, self.name);
         memo.pending.clear();
         memo.last = None;
         let started = Instant::now();
-        let mut plan = match plan(trigger, caches, self.render, &mut memo.plan) {
-            Ok(plan) => plan,
+        let selection = match selection(trigger, caches, self.render) {
+            Ok(selection) => selection,
             Err(reason) => {
                 tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
                 let outcome = Outcome {
@@ -179,27 +176,40 @@ impl Reconcile<'_> {
                 return Err(ManagerError::Plan(reason));
             }
         };
+        // The selected clusters whose objects are planned (the others' stay as they are).
+        let clusters: BTreeSet<ClusterRef> = selection
+            .matching
+            .iter()
+            .filter(|c| !selection.held.contains_key(*c) && !selection.failures.contains_key(*c))
+            .cloned()
+            .collect();
+        memo.plan.keep_only(&clusters);
         tracing::debug!(
             trigger = name,
-            clusters = plan.matching.len(),
-            profiles = plan.desired.profiles.len(),
-            generated = plan.desired.generated.len(),
+            clusters = selection.matching.len(),
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
-            "planned"
+            "selected"
         );
-        let result = apply::apply(self.client, caches, name, &plan, None, budget).await;
-        // The last plan keeps what the status and later passes read, not its objects.
-        plan.desired = Desired::default();
-        log_failures(name, &plan);
-        let failed = !plan.failures.is_empty();
-        let plan = memo.last.insert(plan);
-        let applied = match result {
-            Ok(applied) => applied,
+        // The sweep: the selection, every cluster to plan left as it is.
+        let mut sweep = Plan {
+            sources: selection.sources.clone(),
+            held: selection.held.clone(),
+            ..Plan::default()
+        };
+        sweep
+            .held
+            .extend(clusters.iter().map(|c| (c.clone(), String::new())));
+        let swept = apply::apply(self.client, caches, name, &sweep, None, apply::BUDGET).await;
+        log_failures(name, &selection);
+        let failed = !selection.failures.is_empty();
+        let selection = memo.last.insert(selection);
+        let swept = match swept {
+            Ok(swept) => swept,
             Err(error) => {
                 let failure = error.to_string();
-                record_passes(caches, name, plan, Some(&failure), &memo.pending, true);
+                record_passes(caches, name, selection, Some(&failure), &memo.pending, true);
                 let outcome = Outcome {
-                    plan,
+                    plan: selection,
                     plan_error: None,
                     failure: Some(&failure),
                 };
@@ -207,10 +217,13 @@ impl Reconcile<'_> {
                 return Err(error.into());
             }
         };
-        memo.pending = applied.left.iter().flatten().cloned().collect();
-        record_passes(caches, name, plan, None, &memo.pending, true);
+        memo.pending.clone_from(&clusters);
+        record_passes(caches, name, selection, None, &memo.pending, true);
         memo.status_due = true;
-        Ok(Step { applied, failed })
+        let mut step = self.some(trigger, &clusters, memo).await?;
+        step.applied.add(swept);
+        step.failed |= failed;
+        Ok(step)
     }
 
     /// Plans the trigger again in source `clusters` only, takes that into its last whole
