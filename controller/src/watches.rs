@@ -74,18 +74,62 @@ impl Watches {
 /// When each source cluster's report last changed, since the process started (one entry per
 /// cluster that had a report). Clones share it.
 #[derive(Clone, Default)]
-pub struct Freshness(Arc<Mutex<HashMap<ClusterRef, Instant>>>);
+pub struct Freshness(Arc<Mutex<Changes>>);
+
+/// See [`Freshness`].
+#[derive(Default)]
+struct Changes {
+    by_cluster: HashMap<ClusterRef, Instant>,
+    /// The last change of any cluster's report.
+    latest: Option<Instant>,
+}
 
 impl Freshness {
     /// Notes that the report of `cluster` changed now.
     pub fn changed(&self, cluster: ClusterRef) {
-        if let Ok(mut fresh) = self.0.lock() {
-            fresh.insert(cluster, Instant::now());
+        if let Ok(mut changes) = self.0.lock() {
+            let now = Instant::now();
+            changes.by_cluster.insert(cluster, now);
+            changes.latest = Some(now);
         }
     }
 
     /// When the report of `cluster` last changed, if it did since the start.
     pub fn at(&self, cluster: &ClusterRef) -> Option<Instant> {
-        self.0.lock().ok()?.get(cluster).copied()
+        self.0.lock().ok()?.by_cluster.get(cluster).copied()
+    }
+
+    /// Whether some cluster's report changed after `moment`.
+    pub fn since(&self, moment: Instant) -> bool {
+        self.0
+            .lock()
+            .is_ok_and(|changes| changes.latest.is_some_and(|latest| latest > moment))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freshness_tells_each_clusters_last_change_and_whether_any_came_since() {
+        let fresh = Freshness::default();
+        let cluster = |name: &str| ClusterRef {
+            namespace: "fleet".into(),
+            name: name.into(),
+            cluster_type: api::v1beta1::ClusterType::Sveltos,
+        };
+        let start = Instant::now();
+        assert!(!fresh.since(start));
+        assert_eq!(fresh.at(&cluster("a")), None);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        fresh.changed(cluster("a"));
+        assert!(fresh.since(start));
+        let a = fresh.at(&cluster("a")).unwrap();
+        assert!(!fresh.since(a));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        fresh.changed(cluster("b"));
+        assert!(fresh.since(a));
+        assert!(fresh.at(&cluster("b")) > Some(a));
     }
 }

@@ -229,8 +229,8 @@ impl Reconcile<'_> {
     /// Plans the trigger again in source `clusters` only, takes that into its last whole
     /// plan and applies it: an event in one cluster costs that cluster's work, not the
     /// fleet's. The freshest clusters go first, a few at a time, until [`apply::BUDGET`] is
-    /// spent (planning included: a cluster's first plan renders all its units); the others
-    /// are left for the next pass.
+    /// spent (planning included: a cluster's first plan renders all its units) or a report
+    /// changes meanwhile; the others are left for the next pass.
     async fn some(
         &self,
         trigger: &EventTrigger,
@@ -247,7 +247,9 @@ impl Reconcile<'_> {
         };
         for (n, chunk) in order.chunks(CLUSTERS_AT_ONCE).enumerate() {
             let spent = started.elapsed();
-            if n > 0 && (spent >= apply::BUDGET || !step.applied.left.is_empty()) {
+            // A report that changed meanwhile goes first: the next pass starts with it.
+            let fresher = caches.fresh.since(started);
+            if n > 0 && (spent >= apply::BUDGET || fresher || !step.applied.left.is_empty()) {
                 let rest = order[n * CLUSTERS_AT_ONCE..].iter();
                 step.applied.left.extend(rest.map(|c| Some((*c).clone())));
                 break;
