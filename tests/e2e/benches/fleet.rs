@@ -6,8 +6,9 @@
 //! the convergence time, each process's peak RSS (VmHWM) and CPU time, for a `oneForEvent` trigger
 //! (a NetworkPolicy per Service, examples/network-policy) and an aggregated one (an Ingress
 //! with a path per Service, examples/ingress); for the first, also the event -> add-on
-//! latency of Services created every 500 ms in the busy fleet while it converges, split at
-//! the event's ClusterProfile (agent and manager, then deployer).
+//! latency of Services created every 200 ms in the busy fleet while it converges, split at
+//! the event's EventReport (the agent), its ClusterProfile (the manager) and its add-on (the
+//! deployer), each as a watch sees it.
 //!
 //! The binaries are the release ones next to this bench:
 //!
@@ -26,12 +27,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agent::observe::{bench_setting, millis, percentile};
-use api::v1beta1::{ClusterProfile, ClusterType};
+use api::v1beta1::{ClusterProfile, ClusterType, EventReport, event_report_name};
 use controller::identity::{ClusterRef, Identity, generated_name, identity_labels};
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::{Api, ListParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 
@@ -151,7 +153,9 @@ const PROBE_EVERY: Duration = Duration::from_millis(200);
 /// time measures.
 async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Probe> {
     let mgmt = client(&dir, "mgmt").await;
-    let profiles: Api<ClusterProfile> = Api::all(mgmt);
+    let profiles: Api<ClusterProfile> = Api::all(mgmt.clone());
+    let resource = kube::core::ApiResource::erase::<EventReport>(&());
+    let reports: Api<ReportNames> = Api::namespaced_with(mgmt, "default", &resource);
     let mut apis = Vec::new();
     for n in 1..=clusters.min(10) {
         let cluster = format!("cluster-{n}");
@@ -177,32 +181,38 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Prob
     let mut k = 0;
     while !done.load(Ordering::Relaxed) {
         let (cluster, services, policies) = apis[k % apis.len()].clone();
-        let profiles = profiles.clone();
+        let (profiles, reports) = (profiles.clone(), reports.clone());
         let name = format!("probe-{k}");
         k += 1;
         probes.push(tokio::spawn(async move {
             let sent = Instant::now();
             create(&services, service(&name, "default", 80, true)).await;
-            let waited = |what: &str| {
-                assert!(
-                    sent.elapsed() < Duration::from_secs(600),
-                    "{what} for {name} never came"
-                );
-            };
+            let report = event_report_name("sveltos-service", &cluster, ClusterType::Sveltos);
+            let listed = seen(
+                reports,
+                watcher::Config::default().fields(&format!("metadata.name={report}")),
+                |r: &ReportNames| {
+                    let mut listed = r.spec.matching_resources.iter();
+                    listed.any(|m| m.name.as_deref() == Some(name.as_str()))
+                },
+            );
             let profile = profile_name(&cluster, &name);
-            while profiles.get_opt(&profile).await.ok().flatten().is_none() {
-                waited("the ClusterProfile");
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            let to_profile = sent.elapsed();
+            let profiled = seen(
+                profiles,
+                watcher::Config::default().fields(&format!("metadata.name={profile}")),
+                |_| true,
+            );
             let policy = format!("front-{name}");
-            while policies.get_opt(&policy).await.ok().flatten().is_none() {
-                waited("the NetworkPolicy");
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+            let deployed = seen(
+                policies,
+                watcher::Config::default().fields(&format!("metadata.name={policy}")),
+                |_| true,
+            );
+            let (listed, profiled, deployed) = tokio::join!(listed, profiled, deployed);
             Probe {
-                to_profile,
-                to_add_on: sent.elapsed(),
+                to_report: listed - sent,
+                to_profile: profiled - sent,
+                to_add_on: deployed - sent,
             }
         }));
         tokio::time::sleep(PROBE_EVERY).await;
@@ -214,11 +224,50 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Prob
     samples
 }
 
-/// How long one probe event took to its ClusterProfile (the agent and the manager) and to
-/// its add-on (then the deployer).
+/// When a watch of `api` first shows an object `found` accepts (its initial list included).
+async fn seen<K>(api: Api<K>, config: watcher::Config, found: impl Fn(&K) -> bool) -> Instant
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let watch = async {
+        let stream = watcher(api, config).default_backoff().applied_objects();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            if event.is_ok_and(|object| found(&object)) {
+                return Instant::now();
+            }
+        }
+        panic!("the watch ended")
+    };
+    tokio::time::timeout(Duration::from_secs(600), watch)
+        .await
+        .expect("the probe's object never came")
+}
+
+/// How long one probe event took to its EventReport (the agent), its ClusterProfile (then
+/// the manager) and its add-on (then the deployer).
 struct Probe {
+    to_report: Duration,
     to_profile: Duration,
     to_add_on: Duration,
+}
+
+/// What the bench reads of an EventReport: the names it lists (the collected objects are
+/// skipped, not decoded).
+type ReportNames = kube::core::Object<MatchingNames, kube::core::NotUsed>;
+
+/// See [`ReportNames`].
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MatchingNames {
+    #[serde(default)]
+    matching_resources: Vec<Named>,
+}
+
+/// See [`ReportNames`].
+#[derive(Clone, Debug, serde::Deserialize)]
+struct Named {
+    name: Option<String>,
 }
 
 /// The name of the ClusterProfile examples/network-policy generates for Service
@@ -370,10 +419,12 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
             spread(probes.iter().map(|p| p.to_add_on).collect()),
             probes.len()
         );
+        let hop = |hop: fn(&Probe) -> Duration| spread(probes.iter().map(hop).collect());
         println!(
-            "    event -> ClusterProfile {}; ClusterProfile -> add-on {}",
-            spread(probes.iter().map(|p| p.to_profile).collect()),
-            spread(probes.iter().map(|p| p.to_add_on - p.to_profile).collect()),
+            "    event -> EventReport {}\n    EventReport -> ClusterProfile {}\n    ClusterProfile -> add-on {}",
+            hop(|p| p.to_report),
+            hop(|p| p.to_profile.saturating_sub(p.to_report)),
+            hop(|p| p.to_add_on.saturating_sub(p.to_profile)),
         );
     }
 }
