@@ -189,7 +189,8 @@ fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
 }
 
 /// Applies `plan` for `trigger`: in every source cluster, or `within` some only (the plan
-/// then covers those), starting no write chunk after `budget` of writing.
+/// then covers those), starting no write chunk after `budget` of writing or once a report
+/// changed meanwhile.
 pub async fn apply(
     client: &Client,
     caches: &Caches,
@@ -245,7 +246,8 @@ pub async fn apply(
     let started = Instant::now();
     let disturbed = AtomicBool::new(false);
     for (n, chunk) in items.chunks(CHUNK).enumerate() {
-        if n > 0 && started.elapsed() >= budget {
+        // A report that changed meanwhile goes first: the next pass starts with it.
+        if n > 0 && (started.elapsed() >= budget || caches.fresh.since(started)) {
             let rest = items[n * CHUNK..]
                 .iter()
                 .map(|(cluster, _)| (*cluster).clone());
