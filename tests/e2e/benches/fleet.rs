@@ -33,8 +33,8 @@ use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::{Api, ListParams, PostParams};
-use kube::runtime::{WatchStreamExt, watcher};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 /// How many requests the bench keeps in flight while it fills the fleet.
