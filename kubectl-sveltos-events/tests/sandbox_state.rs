@@ -192,7 +192,17 @@ async fn every_acknowledged_write_survives_kill_9_and_nothing_is_doubled() {
 fn a_restart_keeps_the_scenario_and_the_controllers_rewrite_nothing() {
     let dir = folder("restart");
     let mut child = start(&dir, &["--clusters", "1", "--demo"]);
-    let before = (cluster_rv(&dir, "mgmt"), cluster_rv(&dir, "cluster-1"));
+    // The controllers are done once nothing is written for two seconds: their statuses too
+    // (the manager acknowledges a burst of report generations up to a second later).
+    let mut before = (cluster_rv(&dir, "mgmt"), cluster_rv(&dir, "cluster-1"));
+    let mut quiet_since = std::time::Instant::now();
+    while quiet_since.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = (cluster_rv(&dir, "mgmt"), cluster_rv(&dir, "cluster-1"));
+        if now != before {
+            (before, quiet_since) = (now, std::time::Instant::now());
+        }
+    }
     let stop = plugin(&["sandbox", "stop", "--dir", dir.to_str().unwrap()]);
     assert!(stop.status.success(), "{}", text(&stop.stderr));
     assert!(child.wait().unwrap().success());
