@@ -135,6 +135,26 @@ impl std::fmt::Display for ClusterType {
     }
 }
 
+/// An EventReport read for the names of the objects it lists: its collected objects (most of
+/// a large report) are skipped, not decoded. For readers that need no more.
+pub type ReportNames = kube::core::Object<MatchingNames, kube::core::NotUsed>;
+
+/// The spec of a [`ReportNames`]: the objects the report lists.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchingNames {
+    /// The listed objects, by name.
+    #[serde(default)]
+    pub matching_resources: Vec<ListedName>,
+}
+
+/// An object a report lists, by name.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ListedName {
+    /// Its name.
+    pub name: Option<String>,
+}
+
 /// Name of the management-cluster copy of a report: `<capi|sveltos>--<eventSource>--<cluster>`.
 pub fn event_report_name(
     event_source: &str,
@@ -206,6 +226,28 @@ fn trim_ascii(bytes: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_read_for_its_names_skips_what_it_collected() {
+        let report = serde_json::json!({
+            "apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "EventReport",
+            "metadata": {"name": "r", "namespace": "fleet"},
+            "spec": {
+                "clusterNamespace": "fleet", "clusterName": "c1", "clusterType": "Sveltos",
+                "eventSourceName": "es", "resources": "c2VydmljZXM=",
+                "matchingResources": [{"kind": "Service", "name": "web"}, {"kind": "Service"}]
+            },
+            "status": {"phase": "Processed"}
+        });
+        let read: ReportNames = serde_json::from_value(report).unwrap();
+        let names: Vec<_> = read
+            .spec
+            .matching_resources
+            .iter()
+            .map(|m| m.name.as_deref())
+            .collect();
+        assert_eq!(names, [Some("web"), None]);
+    }
 
     #[test]
     fn names_follow_upstream_shape() {

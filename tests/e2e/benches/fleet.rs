@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agent::observe::{bench_setting, millis, percentile};
-use api::v1beta1::{ClusterProfile, ClusterType, EventReport, event_report_name};
+use api::v1beta1::{ClusterProfile, ClusterType, EventReport, ReportNames, event_report_name};
 use controller::identity::{ClusterRef, Identity, generated_name, identity_labels};
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Service};
@@ -250,24 +250,6 @@ struct Probe {
     to_report: Duration,
     to_profile: Duration,
     to_add_on: Duration,
-}
-
-/// What the bench reads of an EventReport: the names it lists (the collected objects are
-/// skipped, not decoded).
-type ReportNames = kube::core::Object<MatchingNames, kube::core::NotUsed>;
-
-/// See [`ReportNames`].
-#[derive(Clone, Debug, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MatchingNames {
-    #[serde(default)]
-    matching_resources: Vec<Named>,
-}
-
-/// See [`ReportNames`].
-#[derive(Clone, Debug, serde::Deserialize)]
-struct Named {
-    name: Option<String>,
 }
 
 /// The name of the ClusterProfile examples/network-policy generates for Service

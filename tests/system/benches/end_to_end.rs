@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use agent::observe::{bench_setting, millis, percentile};
 
 use api::labels::RESOURCE_NAME_LABEL;
-use api::v1beta1::{ClusterProfile, EventReport};
+use api::v1beta1::{ClusterProfile, EventReport, ReportNames};
 use futures_util::StreamExt;
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::Api;
@@ -74,25 +74,6 @@ fn watch_hop<K>(
             }
         }
     });
-}
-
-/// What the bench reads of an EventReport: the names it lists. The collected objects (most of
-/// a report of 1,000 Services) are skipped, not decoded, so that the observer does not cost
-/// the system it measures a second manager's decoding on the same two cores.
-type ReportNames = kube::core::Object<MatchingNames, kube::core::NotUsed>;
-
-/// See [`ReportNames`].
-#[derive(Clone, Debug, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MatchingNames {
-    #[serde(default)]
-    matching_resources: Vec<Named>,
-}
-
-/// See [`ReportNames`].
-#[derive(Clone, Debug, serde::Deserialize)]
-struct Named {
-    name: Option<String>,
 }
 
 fn print_percentiles(what: &str, samples: &mut [Duration]) {
