@@ -6,8 +6,9 @@
 //! numbers inside collected objects stay integers when the JSON has them as integers (upstream
 //! turns them into floats, which breaks `eq .port 443`; see docs/ARCHITECTURE.md).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Instant;
 
 use api::secret_data;
 use api::v1beta1::{EventReport, split_collected_resources};
@@ -25,6 +26,29 @@ pub struct SingleEvent<'a> {
     pub matching_resource: &'a ObjectReference,
     /// The collected object, when the EventSource collects resources.
     pub resource: Option<&'a Collected>,
+}
+
+impl SingleEvent<'_> {
+    /// A digest of the event: its collected object's document, else its reference.
+    pub fn digest(&self) -> Digest {
+        match self.resource {
+            Some(collected) => collected.digest,
+            None => digest(&format!("{:?}", self.matching_resource)),
+        }
+    }
+}
+
+/// The digest of a reference's apiVersion, kind, namespace and name: the same for a report's
+/// matching resource and for the object it collected.
+pub fn reference_digest(reference: &ObjectReference) -> Digest {
+    let ObjectReference {
+        api_version,
+        kind,
+        namespace,
+        name,
+        ..
+    } = reference;
+    digest(&(api_version, kind, namespace, name))
 }
 
 /// A collected object and the digest of the document it was decoded from.
@@ -70,6 +94,9 @@ pub struct ReportEvents {
     pub resources: Vec<Collected>,
     /// CloudEvents carried by the report.
     pub cloud_events: Vec<Value>,
+    /// When each resource event (by [`SingleEvent::digest`]) was first seen, where known
+    /// (see [`ReportEvents::date`]).
+    pub seen: Arc<HashMap<Digest, Instant>>,
 }
 
 impl ReportEvents {
@@ -157,7 +184,33 @@ impl ReportEvents {
             matching_resources: report.spec.matching_resources.clone(),
             resources,
             cloud_events,
+            seen: Arc::default(),
         })
+    }
+
+    /// Dates each resource event. After an `earlier` decode of the same report, an event it
+    /// dated keeps its time and a new one (a new object, or a new version of one) gets `at`,
+    /// the report's last change. A first decode dates each object as `listed` says it was
+    /// first listed (by [`reference_digest`]), else `at`.
+    pub fn date(
+        &mut self,
+        earlier: Option<&HashMap<Digest, Instant>>,
+        listed: &HashMap<Digest, Instant>,
+        at: Instant,
+    ) {
+        let seen = self
+            .singles()
+            .iter()
+            .map(|event| {
+                let digest = event.digest();
+                let known = match earlier {
+                    Some(earlier) => earlier.get(&digest),
+                    None => listed.get(&reference_digest(event.matching_resource)),
+                };
+                (digest, known.copied().unwrap_or(at))
+            })
+            .collect();
+        self.seen = Arc::new(seen);
     }
 
     /// True when the report carries no match and no CloudEvent.
@@ -313,6 +366,37 @@ mod tests {
             singles[1].resource.unwrap().object()["metadata"]["name"],
             "b"
         );
+    }
+
+    #[test]
+    fn events_keep_the_time_first_seen_and_new_or_changed_objects_get_the_reports() {
+        let start = Instant::now();
+        let t = |seconds| start + std::time::Duration::from_secs(seconds);
+        let when = |events: &ReportEvents, name: &str| {
+            let singles = events.singles();
+            let event = singles
+                .iter()
+                .find(|e| e.matching_resource.name.as_deref() == Some(name))
+                .unwrap();
+            events.seen[&event.digest()]
+        };
+        // A first decode: a was listed since t(1); b only in the report's last change, t(2).
+        let listed = HashMap::from([(reference_digest(&reference_of(&service("a", 80))), t(1))]);
+        let mut first =
+            ReportEvents::from_report(&report(&[service("a", 80), service("b", 80)])).unwrap();
+        first.date(None, &listed, t(2));
+        assert_eq!((when(&first, "a"), when(&first, "b")), (t(1), t(2)));
+        // The next decode: c is new and a changed (a new version is a new event); b keeps
+        // its time, and what was listed counts no more.
+        let mut second = ReportEvents::from_report(&report(&[
+            service("a", 443),
+            service("b", 80),
+            service("c", 80),
+        ]))
+        .unwrap();
+        second.date(Some(&first.seen), &listed, t(3));
+        let times = ["a", "b", "c"].map(|name| when(&second, name));
+        assert_eq!(times, [t(3), t(2), t(3)]);
     }
 
     #[test]

@@ -247,6 +247,7 @@ impl Plan {
             Ok(desired) => {
                 self.desired.profiles.extend(desired.profiles);
                 self.desired.generated.extend(desired.generated);
+                self.desired.seen.extend(desired.seen);
             }
             Err(reason) => {
                 self.failures.insert(cluster.clone(), reason);

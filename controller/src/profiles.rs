@@ -2,9 +2,10 @@
 //! of its EventReport, the ClusterProfiles and generated ConfigMaps/Secrets that must exist.
 //! Pure: reads go through [`Lookup`], rendering through [`Render`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
+use std::time::Instant;
 
 use api::labels::{FROM_GENERATOR_LABEL, LEGACY_INSTANTIATION_ANNOTATION, SVELTOS_NAMESPACE};
 use api::v1beta1::{
@@ -31,6 +32,9 @@ pub struct Desired {
     /// Instantiated ConfigMaps/Secrets and generator outputs, all in `projectsveltos`,
     /// shared with their units as the profiles are.
     pub generated: Vec<Arc<Generated>>,
+    /// When the event of each profile (by name) was first seen, where known: work for a
+    /// new event goes before work for old ones.
+    pub seen: HashMap<String, Instant>,
 }
 
 /// The inputs of one decision.
@@ -48,10 +52,18 @@ pub struct Inputs<'a> {
 }
 
 /// One unit's output: its ClusterProfile and the objects generated for it.
-pub type Built = Arc<(Arc<ClusterProfile>, Vec<Arc<Generated>>)>;
+#[derive(Debug)]
+pub struct Built {
+    /// The profile.
+    pub profile: Arc<ClusterProfile>,
+    /// What it needs generated.
+    pub generated: Vec<Arc<Generated>>,
+    /// When its event was first seen, where known.
+    pub seen: Option<Instant>,
+}
 
 /// Units of earlier decisions, reused when their inputs are unchanged.
-pub type UnitMemo = Memo<Built>;
+pub type UnitMemo = Memo<Arc<Built>>;
 
 /// Computes the objects a report should produce; errors are sentences for the trigger's status.
 pub fn desired(
@@ -85,28 +97,35 @@ pub fn desired(
         hasher.finish()
     };
     let mut out = Desired::default();
-    let mut add = |identity: Identity<'_>, event: Digest, data: &dyn Fn() -> Value| {
-        let labels = identity_labels(&identity, &trigger_labels);
-        let key = digest(&(base, event, &labels));
-        let built = memo.get_or_try(key, || {
-            let data = data();
-            let unit = Unit {
-                inputs,
-                render,
-                lookup,
-                template_name: &name,
-                data: &data,
-                labels: &labels,
-            };
-            unit.build().map(|(profile, generated)| {
-                let generated = generated.into_iter().map(Arc::new).collect();
-                Arc::new((Arc::new(profile), generated))
-            })
-        })?;
-        out.profiles.push(Arc::clone(&built.0));
-        out.generated.extend(built.1.iter().cloned());
-        Ok::<(), String>(())
-    };
+    let mut add =
+        |identity: Identity<'_>, event: Digest, seen: Option<Instant>, data: &dyn Fn() -> Value| {
+            let labels = identity_labels(&identity, &trigger_labels);
+            let key = digest(&(base, event, &labels));
+            let built = memo.get_or_try(key, || {
+                let data = data();
+                let unit = Unit {
+                    inputs,
+                    render,
+                    lookup,
+                    template_name: &name,
+                    data: &data,
+                    labels: &labels,
+                };
+                unit.build().map(|(profile, generated)| {
+                    Arc::new(Built {
+                        profile: Arc::new(profile),
+                        generated: generated.into_iter().map(Arc::new).collect(),
+                        seen,
+                    })
+                })
+            })?;
+            if let (Some(at), Some(name)) = (built.seen, &built.profile.metadata.name) {
+                out.seen.insert(name.clone(), at);
+            }
+            out.profiles.push(Arc::clone(&built.profile));
+            out.generated.extend(built.generated.iter().cloned());
+            Ok::<(), String>(())
+        };
     if trigger.spec.one_for_event {
         for event in inputs.events.singles() {
             let reference = event.matching_resource;
@@ -121,11 +140,9 @@ pub fn desired(
                 resource,
                 cloud_event: None,
             };
-            let event_digest = match event.resource {
-                Some(collected) => collected.digest,
-                None => digest(&format!("{reference:?}")),
-            };
-            add(identity, event_digest, &|| {
+            let event_digest = event.digest();
+            let seen = inputs.events.seen.get(&event_digest).copied();
+            add(identity, event_digest, seen, &|| {
                 single_event_data(&inputs.cluster.object, &event)
             })?;
         }
@@ -171,7 +188,7 @@ pub fn desired(
                 resource: None,
                 cloud_event: Some(key),
             };
-            add(identity, digest_value(cloud_event), &|| data.clone())?;
+            add(identity, digest_value(cloud_event), None, &|| data.clone())?;
         }
     } else if !inputs.events.is_empty() {
         let identity = Identity {
@@ -182,7 +199,7 @@ pub fn desired(
             cloud_event: None,
         };
         let data = all_events_data(&inputs.cluster.object, inputs.events);
-        add(identity, digest_value(&data), &|| data.clone())?;
+        add(identity, digest_value(&data), None, &|| data.clone())?;
     }
     Ok(out)
 }
@@ -532,7 +549,7 @@ mod tests {
         ReportEvents {
             matching_resources: resources.iter().map(reference_of).collect(),
             resources: resources.into_iter().map(Collected::new).collect(),
-            cloud_events: Vec::new(),
+            ..ReportEvents::default()
         }
     }
 
@@ -682,6 +699,41 @@ mod tests {
         );
         // Only plans of live units are kept.
         assert_eq!(memo.len(), 3);
+    }
+
+    #[test]
+    fn a_profile_carries_when_its_event_was_first_seen() {
+        let (c1, trigger) = (cluster("c1"), network_policy_trigger(true));
+        let objects = network_policy_objects();
+        let decide = |events: &ReportEvents, memo: &mut UnitMemo| {
+            let inputs = Inputs {
+                trigger: &trigger,
+                cluster: &c1,
+                event_source: "sveltos-service",
+                events,
+                lookup_epoch: 0,
+            };
+            let decided = desired(&inputs, &NameOnly, &objects, memo).unwrap();
+            memo.finish();
+            decided
+        };
+        let then = Instant::now();
+        let now = then + std::time::Duration::from_secs(5);
+        let mut memo = UnitMemo::default();
+        let mut first = events(&["a"]);
+        first.date(None, &HashMap::new(), then);
+        let decided = decide(&first, &mut memo);
+        let a = decided.profiles[0].metadata.name.clone().unwrap();
+        assert_eq!(decided.seen[&a], then);
+        // Later b is new; a's unit is reused and keeps its time.
+        let mut second = events(&["a", "b"]);
+        second.date(Some(&first.seen), &HashMap::new(), now);
+        let decided = decide(&second, &mut memo);
+        let b = decided.profiles[1].metadata.name.clone().unwrap();
+        assert_eq!((decided.seen[&a], decided.seen[&b]), (then, now));
+        // Events of a report decoded without times leave their profiles undated.
+        let decided = decide(&events(&["a", "c"]), &mut UnitMemo::default());
+        assert!(decided.seen.is_empty());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use kube::runtime::watcher;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::fleet::{ClusterScope, Fleet};
 use crate::identity::ClusterRef;
@@ -82,7 +82,15 @@ struct Changes {
     by_cluster: HashMap<ClusterRef, Instant>,
     /// The last change of any cluster's report.
     latest: Option<Instant>,
+    /// When the event of each generated profile the manager wrote was first seen.
+    events: HashMap<String, Instant>,
+    /// The count of `events` at which those older than [`KEEP_EVENTS`] are let go.
+    prune_at: usize,
 }
+
+/// How long the event time of a written profile is kept: long enough for the deployer to
+/// see the write.
+const KEEP_EVENTS: Duration = Duration::from_secs(60);
 
 impl Freshness {
     /// Notes that the report of `cluster` changed now.
@@ -97,6 +105,29 @@ impl Freshness {
     /// When the report of `cluster` last changed, if it did since the start.
     pub fn at(&self, cluster: &ClusterRef) -> Option<Instant> {
         self.0.lock().ok()?.by_cluster.get(cluster).copied()
+    }
+
+    /// Notes that the manager writes `profile`, made for an event first seen `at`.
+    pub fn profile_event(&self, profile: &str, at: Instant) {
+        let Ok(mut changes) = self.0.lock() else {
+            return;
+        };
+        changes.events.insert(profile.to_owned(), at);
+        if changes.events.len() > changes.prune_at.max(1024) {
+            changes.events.retain(|_, at| at.elapsed() < KEEP_EVENTS);
+            changes.prune_at = 2 * changes.events.len();
+        }
+    }
+
+    /// How fresh a pass over `profile` of source cluster `source` is: when the event it was
+    /// written for was first seen, else when the cluster's report last changed.
+    pub fn of_profile(&self, profile: &str, source: Option<&ClusterRef>) -> Option<Instant> {
+        let changes = self.0.lock().ok()?;
+        changes
+            .events
+            .get(profile)
+            .or_else(|| changes.by_cluster.get(source?))
+            .copied()
     }
 
     /// Whether some cluster's report changed after `moment`.
@@ -131,5 +162,30 @@ mod tests {
         fresh.changed(cluster("b"));
         assert!(fresh.since(a));
         assert!(fresh.at(&cluster("b")) > Some(a));
+    }
+
+    #[test]
+    fn a_profile_is_as_fresh_as_its_event_else_as_its_clusters_report() {
+        let fresh = Freshness::default();
+        let source = ClusterRef {
+            namespace: "fleet".into(),
+            name: "a".into(),
+            cluster_type: api::v1beta1::ClusterType::Sveltos,
+        };
+        let event = Instant::now();
+        assert_eq!(fresh.of_profile("p", Some(&source)), None);
+        fresh.changed(source.clone());
+        let report = fresh.at(&source);
+        assert_eq!(fresh.of_profile("p", Some(&source)), report);
+        assert_eq!(fresh.of_profile("p", None), None);
+        fresh.profile_event("p", event);
+        assert_eq!(fresh.of_profile("p", Some(&source)), Some(event));
+        // Old event times go once there are many.
+        let old = Instant::now() - KEEP_EVENTS;
+        for n in 0..2000 {
+            fresh.profile_event(&format!("old-{n}"), old);
+        }
+        assert_eq!(fresh.of_profile("old-1", None), None);
+        assert_eq!(fresh.of_profile("p", None), Some(event));
     }
 }

@@ -16,9 +16,10 @@ pub mod metadata;
 pub mod schedule;
 pub mod targets;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use api::labels::{
     CLUSTER_PROFILE_NAME_LABEL, CLUSTER_SUMMARY_CLUSTER_NAME_LABEL,
@@ -336,7 +337,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         queue.mark(profile_of(&summary));
     }
     let retries = Mutex::new(Retries::new(CONTROLLER, telemetry));
-    let pass = |name: String| {
+    let pass = |name: String, waited: Duration| {
         let (caches, targets, names, record) = (&caches, &targets, &names, &record);
         let (client, queue, retries) = (&client, &queue, &retries);
         async move {
@@ -346,10 +347,11 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 names,
                 record,
             };
-            let started = std::time::Instant::now();
+            let started = Instant::now();
             let outcome = reconcile(client, &mut deployer, &name).await;
             tracing::debug!(
                 profile = name,
+                waited_ms = waited.as_secs_f64() * 1000.0,
                 elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
                 "deployer pass"
             );
@@ -359,14 +361,17 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         }
     };
     let mut schedule = Schedule::default();
+    // When each waiting profile was first marked (for the pass's log line).
+    let mut marked_at: HashMap<String, Instant> = HashMap::new();
     let mut running = FuturesUnordered::new();
     loop {
         while running.len() < LANES {
             let Some((name, lane)) = schedule.start() else {
                 break;
             };
+            let waited = marked_at.remove(&name).map(|at| at.elapsed());
             running.push(async move {
-                pass(name.clone()).await;
+                pass(name.clone(), waited.unwrap_or_default()).await;
                 (name, lane)
             });
         }
@@ -375,10 +380,12 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 let clusters = caches.fleet.in_scope();
                 for name in marked {
                     let lane = only_cluster(&caches, &clusters, &name);
-                    // A generated profile is as fresh as the report of its source cluster.
+                    // A generated profile is as fresh as its event, else as the report of its
+                    // source cluster.
                     let profile = caches.profiles.get(&ObjectRef::new(&name));
                     let source = profile.and_then(|p| source_cluster(p.metadata.labels.as_ref()));
-                    let fresh = source.and_then(|c| caches.fresh.at(&c));
+                    let fresh = caches.fresh.of_profile(&name, source.as_ref());
+                    marked_at.entry(name.clone()).or_insert_with(Instant::now);
                     schedule.mark(name, lane, fresh);
                 }
             }

@@ -277,6 +277,10 @@ pub async fn apply(
             Item::Profile(profile) => {
                 let (profiles, params) = (&profiles, &params);
                 let name = profile.metadata.name.as_deref().unwrap_or_default();
+                if let Some(at) = plan.desired.seen.get(name) {
+                    // The deployer deploys it before profiles of older events.
+                    caches.fresh.profile_event(name, *at);
+                }
                 let write = async move {
                     profiles
                         .patch(name, params, &Patch::Apply(profile.as_ref()))

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use api::labels::{EVENT_TRIGGER_NAME_LABEL, SVELTOS_NAMESPACE};
 use api::secret_data;
@@ -16,11 +17,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use crate::event_data::{DocumentMemo, ReportEvents};
+use crate::event_data::{DocumentMemo, ReportEvents, reference_digest};
 use crate::fleet::{Cluster, Fleet};
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::{Lookup, Referenced};
 use crate::manager::owned::{Object, Owned};
+use crate::memo::Digest;
 use crate::plan::World;
 use crate::watches::Freshness;
 
@@ -67,12 +69,19 @@ pub struct Caches {
     /// Each report's events as last decoded, by place, with the resourceVersion decoded: a
     /// pass decodes again only the reports that changed.
     pub decoded: Arc<Mutex<Decoded>>,
+    /// When each resource of a report not decoded yet was first listed: its first decode
+    /// dates its events by them.
+    pub listed: Arc<Mutex<Listed>>,
     /// The generated objects the caches hold, by trigger and source cluster.
     pub owned: Arc<Mutex<Owned>>,
 }
 
 /// Reports' events as last decoded: by (namespace, name), with the resourceVersion decoded.
 pub type Decoded = HashMap<(String, String), (String, ReportEvents)>;
+
+/// When each matching resource of reports not decoded yet was first listed: by report
+/// (namespace, name), then by [`reference_digest`].
+pub type Listed = HashMap<(String, String), HashMap<Digest, Instant>>;
 
 /// [`Caches::confirmed`]: the confirmations, and the count at which those of objects gone
 /// are let go.
@@ -109,6 +118,36 @@ fn own_key(kind: &str, namespace: &str, name: &str) -> String {
 }
 
 impl Caches {
+    /// Notes when each resource `report` lists was first listed, until the report's first
+    /// decode (which then dates its events by it, not all as its last change).
+    pub fn list(&self, report: &EventReport) {
+        let place = (
+            report.metadata.namespace.clone().unwrap_or_default(),
+            report.metadata.name.clone().unwrap_or_default(),
+        );
+        if self.decoded.lock().is_ok_and(|d| d.contains_key(&place)) {
+            return;
+        }
+        let Ok(mut listed) = self.listed.lock() else {
+            return;
+        };
+        if listed.len() > 2 * self.reports.state().len() + 16 {
+            // Forget the reports that are gone.
+            listed.retain(|(namespace, name), _| {
+                let place = ObjectRef::new(name).within(namespace);
+                self.reports.get(&place).is_some()
+            });
+        }
+        let now = Instant::now();
+        let times = listed.entry(place).or_default();
+        let resources = &report.spec.matching_resources;
+        *times = resources
+            .iter()
+            .map(reference_digest)
+            .map(|digest| (digest, times.get(&digest).copied().unwrap_or(now)))
+            .collect();
+    }
+
     /// Whether the cache showed `wanted` as object `key` (`Kind/name`) at `version` in an
     /// earlier pass.
     pub fn is_confirmed<T>(&self, key: &str, wanted: &Arc<T>, version: &str) -> bool {
@@ -417,17 +456,24 @@ impl World for Caches {
         }
         let place = (cluster.namespace.clone(), name);
         let version = report.metadata.resource_version.clone().unwrap_or_default();
-        let known = self.decoded.lock().ok().and_then(|decoded| {
-            let (at, events) = decoded.get(&place)?;
-            (*at == version).then(|| events.clone())
-        });
-        if let Some(events) = known {
-            events.keep_documents(documents);
-            return Ok(Some(events));
+        let mut earlier = None;
+        if let Ok(decoded) = self.decoded.lock()
+            && let Some((at, events)) = decoded.get(&place)
+        {
+            if *at == version {
+                events.keep_documents(documents);
+                return Ok(Some(events.clone()));
+            }
+            earlier = Some(Arc::clone(&events.seen));
         }
         let sealed = self.sealed_data(&report, &cluster.namespace, &place.1)?;
-        let events =
+        let mut events =
             ReportEvents::decode_sealed(&report, &sealed, documents).map_err(|e| e.to_string())?;
+        // New events are as old as the report's last change, not as this decode, which may
+        // come long after in a busy fleet.
+        let changed = self.fresh.at(cluster).unwrap_or_else(Instant::now);
+        let listed = self.listed.lock().ok().and_then(|mut l| l.remove(&place));
+        events.date(earlier.as_deref(), &listed.unwrap_or_default(), changed);
         if let Ok(mut decoded) = self.decoded.lock() {
             if decoded.len() > 2 * self.reports.state().len() + 16 {
                 // Forget the reports that are gone.
@@ -471,8 +517,67 @@ mod tests {
             confirmed: Arc::default(),
             fresh: Freshness::default(),
             decoded: Arc::default(),
+            listed: Arc::default(),
             owned: Arc::default(),
         }
+    }
+
+    #[test]
+    fn a_first_decode_dates_each_resource_as_first_listed() {
+        use api::v1beta1::{ClusterType, EventReportSpec};
+        use k8s_openapi::api::core::v1::ObjectReference;
+        let (reports, mut writer) = store();
+        let caches = Caches {
+            reports,
+            ..caches()
+        };
+        let cluster = ClusterRef {
+            namespace: "fleet".into(),
+            name: "c1".into(),
+            cluster_type: ClusterType::Sveltos,
+        };
+        let report = |names: &[&str], version: &str| {
+            let spec = EventReportSpec {
+                matching_resources: names
+                    .iter()
+                    .map(|name| ObjectReference {
+                        api_version: Some("v1".into()),
+                        kind: Some("Service".into()),
+                        namespace: Some("default".into()),
+                        name: Some((*name).into()),
+                        ..ObjectReference::default()
+                    })
+                    .collect(),
+                ..EventReportSpec::default()
+            };
+            let mut report =
+                EventReport::new(&event_report_name("s", "c1", ClusterType::Sveltos), spec);
+            report.metadata.namespace = Some("fleet".into());
+            report.metadata.resource_version = Some(version.into());
+            report
+        };
+        // Listed in two versions before the manager got to decode the report.
+        caches.list(&report(&["a"], "1"));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = report(&["a", "b"], "2");
+        caches.list(&second);
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(second.clone()));
+        let events = caches
+            .report(&cluster, "s", &mut DocumentMemo::default())
+            .unwrap()
+            .unwrap();
+        let when = |name: &str| {
+            let singles = events.singles();
+            let event = singles
+                .iter()
+                .find(|e| e.matching_resource.name.as_deref() == Some(name))
+                .unwrap();
+            events.seen[&event.digest()]
+        };
+        assert!(when("a") < when("b"), "a was listed first");
+        // Once decoded, a report is dated by its decodes: nothing more is listed.
+        caches.list(&second);
+        assert!(caches.listed.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -138,6 +138,7 @@ fn start_watches(
         confirmed: Arc::default(),
         fresh: shared.fresh.clone(),
         decoded: Arc::default(),
+        listed: Arc::default(),
         owned: Arc::default(),
     };
 
@@ -225,6 +226,7 @@ fn start_watches(
             caches.status.report_changed(namespace, name);
             let work = generations.work(&r, cached(&caches.reports, &r.metadata));
             if let Work::Report { cluster, .. } = &work {
+                caches.list(&r);
                 caches.fresh.changed(cluster.clone());
             }
             mark(work);

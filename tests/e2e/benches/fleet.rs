@@ -20,6 +20,7 @@
 
 use sveltos_events_e2e as common;
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -210,6 +211,7 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Prob
             );
             let (listed, profiled, deployed) = tokio::join!(listed, profiled, deployed);
             Probe {
+                profile,
                 to_report: listed - sent,
                 to_profile: profiled - sent,
                 to_add_on: deployed - sent,
@@ -247,6 +249,8 @@ where
 /// How long one probe event took to its EventReport (the agent), its ClusterProfile (then
 /// the manager) and its add-on (then the deployer).
 struct Probe {
+    /// The ClusterProfile it makes (to find it in the controllers' logs).
+    profile: String,
     to_report: Duration,
     to_profile: Duration,
     to_add_on: Duration,
@@ -408,6 +412,17 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
             hop(|p| p.to_profile.saturating_sub(p.to_report)),
             hop(|p| p.to_add_on.saturating_sub(p.to_profile)),
         );
+        let mut slowest: Vec<&Probe> = probes.iter().collect();
+        slowest.sort_by_key(|p| Reverse(p.to_add_on));
+        for p in slowest.iter().take(3) {
+            println!(
+                "    slow: {} report {}, profile {}, add-on {}",
+                p.profile,
+                millis(p.to_report),
+                millis(p.to_profile),
+                millis(p.to_add_on)
+            );
+        }
     }
 }
 

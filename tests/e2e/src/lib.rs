@@ -365,6 +365,12 @@ impl Drop for Process {
     }
 }
 
+/// The log filter of the controllers these tests start: `E2E_RUST_LOG` when set (e.g.
+/// `sveltos_events_controller::deployer=debug` to see each deployer pass), else `info`.
+fn log_filter() -> String {
+    std::env::var("E2E_RUST_LOG").unwrap_or_else(|_| "info".into())
+}
+
 /// Starts the binary of Deployment `projectsveltos/name` in `cluster` as its pod would run:
 /// its command, its args (each listening address moved to a free loopback port), its env (the
 /// namespace from the downward API), as its ServiceAccount; logs in `<cluster>-<name>.log`.
@@ -417,7 +423,7 @@ pub fn start_replica(dir: &Path, cluster: &str, name: &str, pod: &str, extra: &[
             account_kubeconfig(dir, cluster, "projectsveltos", account),
         )
         .env("HOSTNAME", pod)
-        .env("RUST_LOG", "info")
+        .env("RUST_LOG", log_filter())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
