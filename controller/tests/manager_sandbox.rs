@@ -464,6 +464,46 @@ async fn a_missing_template_fails_its_cluster_in_the_status_and_spares_other_tri
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_event_source_name_stops_rendering_keeps_its_profiles() {
+    let (sandbox, client, manager) = running().await;
+    eventually("two profiles", || async {
+        (profiles(&client).await.len() == 2).then_some(())
+    })
+    .await;
+    // The cluster has no label `source`: its eventSourceName fails to render from now on.
+    let triggers: Api<EventTrigger> = Api::all(client.clone());
+    let name = json!({"spec": {"eventSourceName": "{{ .Cluster.metadata.labels.source }}"}});
+    triggers
+        .patch(
+            "service-network-policy",
+            &PatchParams::default(),
+            &Patch::Merge(&name),
+        )
+        .await
+        .unwrap();
+    let info = eventually("failure in status", || async {
+        let trigger = triggers.get("service-network-policy").await.unwrap();
+        let info = trigger.status?.cluster_info.into_iter().next()?;
+        info.failure_message
+            .as_deref()
+            .is_some_and(|m| m.contains("eventSourceName"))
+            .then_some(info)
+    })
+    .await;
+    assert_eq!(
+        info.status,
+        Some(api::v1beta1::SveltosFeatureStatus::Failed)
+    );
+    // A failed cluster's objects stay as they are (the pass that failed may be wrong).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(profiles(&client).await.len(), 2);
+    assert_eq!(config_maps(&client).await.len(), 2);
+
+    manager.abort();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_based_add_on_acts_through_the_event_trigger_it_owns() {
     let (sandbox, client, manager) = running().await;
     // Seed 001's EventBasedAddOn, verbatim but for its name: a string selector, v1alpha1.

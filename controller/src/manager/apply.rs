@@ -81,11 +81,34 @@ async fn announced<T>(
     result
 }
 
+/// The source clusters whose generated objects a pass makes as its plan says.
+#[derive(Clone, Copy)]
+pub enum Scope<'a> {
+    /// Every cluster (objects naming none included).
+    All,
+    /// These clusters only, which the plan covers.
+    Only(&'a BTreeSet<ClusterRef>),
+    /// Every cluster but these, which passes over them apply.
+    AllBut(&'a BTreeSet<ClusterRef>),
+}
+
+impl<'a> Scope<'a> {
+    /// The clusters of a pass over some clusters.
+    fn only(self) -> Option<&'a BTreeSet<ClusterRef>> {
+        match self {
+            Scope::Only(clusters) => Some(clusters),
+            Scope::All | Scope::AllBut(_) => None,
+        }
+    }
+}
+
 /// Whether an existing object of source `cluster` belongs to a cluster this pass leaves as it
-/// is: its pass failed, it is paused, or another shard's manager handles it.
-fn untouched(cluster: Option<&ClusterRef>, plan: &Plan, caches: &Caches) -> bool {
+/// is: outside its scope, its pass failed, it is paused, or another shard's manager handles
+/// it.
+fn untouched(cluster: Option<&ClusterRef>, plan: &Plan, scope: Scope, caches: &Caches) -> bool {
     cluster.is_some_and(|cluster| {
-        plan.failures.contains_key(cluster)
+        matches!(scope, Scope::AllBut(others) if others.contains(cluster))
+            || plan.failures.contains_key(cluster)
             || plan.held.contains_key(cluster)
             || caches.fleet.handled_elsewhere(cluster)
     })
@@ -188,15 +211,14 @@ fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
     }
 }
 
-/// Applies `plan` for `trigger`: in every source cluster, or `within` some only (the plan
-/// then covers those), starting no write chunk after `budget` of writing or once a report
-/// changed meanwhile.
+/// Applies `plan` for `trigger` in the source clusters of `scope`, starting no write chunk
+/// after `budget` of writing or once a report changed meanwhile.
 pub async fn apply(
     client: &Client,
     caches: &Caches,
     trigger: &str,
     plan: &Plan,
-    within: Option<&BTreeSet<ClusterRef>>,
+    scope: Scope<'_>,
     budget: Duration,
 ) -> kube::Result<Applied> {
     let mut applied = Applied::default();
@@ -306,7 +328,7 @@ pub async fn apply(
     applied.disturbed = disturbed.load(Ordering::Relaxed);
 
     // Stale profiles go first; their ConfigMaps and Secrets once they are gone.
-    let stale = stale(caches, trigger, plan, within, &wanted);
+    let stale = stale(caches, trigger, plan, scope, &wanted);
     let deletions = stale.iter().filter(|(kind, _)| *kind == "ClusterProfile");
     let deletions = deletions.map(|(_, name)| {
         caches.confirm(&format!("ClusterProfile/{name}"), None);
@@ -331,7 +353,7 @@ pub async fn apply(
     })
     .await?;
 
-    applied.written += apply_source_lists(client, caches, trigger, plan, within).await?;
+    applied.written += apply_source_lists(client, caches, trigger, plan, scope.only()).await?;
     if applied.waiting {
         return Ok(applied);
     }
@@ -401,16 +423,17 @@ fn cached_of(caches: &Caches, trigger: &str) -> Vec<(Option<ClusterRef>, Object)
     found
 }
 
-/// The objects `trigger` generated (in the clusters `within`, or all) that the plan does not
-/// want: those the caches hold and those written but not shown yet, but none of a cluster
-/// this pass leaves as it is. Sorted by kind and name.
+/// The objects `trigger` generated in the clusters of `scope` that the plan does not want:
+/// those the caches hold and those written but not shown yet, but none of a cluster this
+/// pass leaves as it is. Sorted by kind and name.
 fn stale(
     caches: &Caches,
     trigger: &str,
     plan: &Plan,
-    within: Option<&BTreeSet<ClusterRef>>,
+    scope: Scope,
     wanted: &BTreeSet<(&str, &str)>,
 ) -> BTreeSet<Object> {
+    let within = scope.only();
     let mut found = match within {
         // The caches themselves: at start the index may not have caught up with them.
         None => cached_of(caches, trigger),
@@ -427,7 +450,8 @@ fn stale(
     found
         .into_iter()
         .filter(|(cluster, (kind, name))| {
-            !wanted.contains(&(*kind, name.as_str())) && !untouched(cluster.as_ref(), plan, caches)
+            !wanted.contains(&(*kind, name.as_str()))
+                && !untouched(cluster.as_ref(), plan, scope, caches)
         })
         .map(|(_, object)| object)
         .collect()

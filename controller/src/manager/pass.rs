@@ -74,8 +74,9 @@ impl Reconcile<'_> {
             // Withdraw everything the trigger generated, then let it go.
             *memo = TriggerMemo::default();
             let nothing = Plan::default();
+            let all = apply::Scope::All;
             let applied =
-                apply::apply(self.client, caches, name, &nothing, None, apply::BUDGET).await?;
+                apply::apply(self.client, caches, name, &nothing, all, apply::BUDGET).await?;
             if applied.waiting {
                 return Ok(Pass::Again);
             }
@@ -190,16 +191,10 @@ impl Reconcile<'_> {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "selected"
         );
-        // The sweep: the selection, every cluster to plan left as it is.
-        let mut sweep = Plan {
-            sources: selection.sources.clone(),
-            held: selection.held.clone(),
-            ..Plan::default()
-        };
-        sweep
-            .held
-            .extend(clusters.iter().map(|c| (c.clone(), String::new())));
-        let swept = apply::apply(self.client, caches, name, &sweep, None, apply::BUDGET).await;
+        // The sweep: the selection (no objects) in every cluster but those to plan.
+        let sweep = apply::Scope::AllBut(&clusters);
+        let swept = apply::apply(self.client, caches, name, &selection, sweep, apply::BUDGET);
+        let swept = swept.await;
         log_failures(name, &selection);
         let failed = !selection.failures.is_empty();
         let selection = memo.last.insert(selection);
@@ -260,7 +255,8 @@ impl Reconcile<'_> {
             let changed = memo.last.as_mut().is_some_and(|l| l.absorb(&plan, &within));
             memo.status_due |= changed;
             let budget = apply::BUDGET.saturating_sub(spent);
-            let applied = apply::apply(self.client, caches, name, &plan, Some(&within), budget);
+            let only = apply::Scope::Only(&within);
+            let applied = apply::apply(self.client, caches, name, &plan, only, budget);
             let applied = applied.await?;
             memo.pending.retain(|c| !within.contains(c));
             memo.pending.extend(applied.left.iter().flatten().cloned());
