@@ -92,7 +92,21 @@ pub fn plan(
     render: &dyn Render,
     memo: &mut PlanMemo,
 ) -> Result<Plan, String> {
-    plan_within(trigger, world, render, memo, None, true)
+    let mut planned = HashMap::new();
+    let plan = select_within(trigger, world, render, None, |cluster, source, plan| {
+        plan_into(
+            trigger,
+            world,
+            render,
+            (cluster, source),
+            memo,
+            &mut planned,
+            plan,
+        );
+    })?;
+    // What clusters no longer planned computed is forgotten.
+    memo.clusters = planned;
+    Ok(plan)
 }
 
 /// What [`plan`] says of `trigger`'s source clusters (selected, named, paused, failed, their
@@ -102,14 +116,7 @@ pub fn selection(
     world: &dyn World,
     render: &dyn Render,
 ) -> Result<Plan, String> {
-    plan_within(
-        trigger,
-        world,
-        render,
-        &mut PlanMemo::default(),
-        None,
-        false,
-    )
+    select_within(trigger, world, render, None, |_, _, _| {})
 }
 
 /// Plans `trigger` in the source `clusters` only, as [`plan`] would there: whether it selects
@@ -122,7 +129,22 @@ pub fn plan_some(
     memo: &mut PlanMemo,
     clusters: &BTreeSet<ClusterRef>,
 ) -> Result<Plan, String> {
-    plan_within(trigger, world, render, memo, Some(clusters), true)
+    let mut planned = HashMap::new();
+    let within = Some(clusters);
+    let plan = select_within(trigger, world, render, within, |cluster, source, plan| {
+        plan_into(
+            trigger,
+            world,
+            render,
+            (cluster, source),
+            memo,
+            &mut planned,
+            plan,
+        );
+    })?;
+    memo.clusters.retain(|c, _| !clusters.contains(c));
+    memo.clusters.extend(planned);
+    Ok(plan)
 }
 
 impl PlanMemo {
@@ -132,13 +154,15 @@ impl PlanMemo {
     }
 }
 
-fn plan_within(
+/// Selects `trigger`'s source clusters (`within` some only): which it selects, how each is
+/// named, its EventSource, which are paused or failed. Each cluster to plan (selected,
+/// neither paused nor failed) goes to `each` with its EventSource, to add its objects.
+fn select_within(
     trigger: &EventTrigger,
     world: &dyn World,
     render: &dyn Render,
-    memo: &mut PlanMemo,
     within: Option<&BTreeSet<ClusterRef>>,
-    objects: bool,
+    mut each: impl FnMut(&Cluster, &str, &mut Plan),
 ) -> Result<Plan, String> {
     let trigger_name = trigger.metadata.name.as_deref().unwrap_or_default();
     let clusters = world.clusters();
@@ -160,7 +184,6 @@ fn plan_within(
     selected.sort_by(|a, b| a.reference.cmp(&b.reference));
     selected.dedup_by(|a, b| a.reference == b.reference);
     let mut plan = Plan::default();
-    let mut planned = HashMap::new();
     for cluster in selected {
         let reference = &cluster.reference;
         plan.matching.push(reference.clone());
@@ -178,32 +201,35 @@ fn plan_within(
             plan.held.insert(reference.clone(), PAUSED.to_owned());
             continue;
         }
-        if !objects {
-            continue;
-        }
-        let mut cluster_memo = memo.clusters.remove(reference).unwrap_or_default();
-        let desired = plan_cluster(
-            trigger,
-            cluster,
-            &event_source,
-            world,
-            render,
-            &mut cluster_memo,
-        );
-        cluster_memo.finish();
-        planned.insert(reference.clone(), cluster_memo);
-        plan.add(reference, desired);
-    }
-    // What clusters no longer planned computed is forgotten.
-    match within {
-        None if !objects => {}
-        None => memo.clusters = planned,
-        Some(clusters) => {
-            memo.clusters.retain(|c, _| !clusters.contains(c));
-            memo.clusters.extend(planned);
-        }
+        each(cluster, &event_source, &mut plan);
     }
     Ok(plan)
+}
+
+/// Plans the objects of `cluster` (reading `event_source`) into `plan`, with what `memo` kept
+/// for it; what was computed goes to `planned`.
+fn plan_into(
+    trigger: &EventTrigger,
+    world: &dyn World,
+    render: &dyn Render,
+    (cluster, event_source): (&Cluster, &str),
+    memo: &mut PlanMemo,
+    planned: &mut HashMap<ClusterRef, ClusterMemo>,
+    plan: &mut Plan,
+) {
+    let reference = &cluster.reference;
+    let mut cluster_memo = memo.clusters.remove(reference).unwrap_or_default();
+    let desired = plan_cluster(
+        trigger,
+        cluster,
+        event_source,
+        world,
+        render,
+        &mut cluster_memo,
+    );
+    cluster_memo.finish();
+    planned.insert(reference.clone(), cluster_memo);
+    plan.add(reference, desired);
 }
 
 impl Plan {
