@@ -181,15 +181,16 @@ pub async fn run(client: Client, caches: Caches) {
                 .and_then(|rest| rest.split_once('/'))
             {
                 let last = written.get(&key).copied();
-                write_report(&client, &caches, namespace, name, last).await
+                let looked = write_report(&client, &caches, namespace, name, last).await;
+                if let Ok(Looked::Written) = looked {
+                    written.insert(key.clone(), Instant::now());
+                }
+                looked
             } else {
                 Ok(Looked::Unchanged)
             };
             match looked {
-                Ok(Looked::Written) => {
-                    written.insert(key, Instant::now());
-                }
-                Ok(Looked::Unchanged) => {}
+                Ok(Looked::Written | Looked::Unchanged) => {}
                 Ok(Looked::Later(wait)) => later(&work, &waiting, key, wait),
                 Err(error) => tracing::warn!(%error, object = %key, "cannot write status"),
             }
