@@ -213,6 +213,15 @@ impl ReportEvents {
         self.seen = Arc::new(seen);
     }
 
+    /// When the event of the resource named `name` was first seen, if dated.
+    pub fn first_seen(&self, name: &str) -> Option<Instant> {
+        let singles = self.singles();
+        let event = singles
+            .iter()
+            .find(|e| e.matching_resource.name.as_deref() == Some(name))?;
+        self.seen.get(&event.digest()).copied()
+    }
+
     /// True when the report carries no match and no CloudEvent.
     pub fn is_empty(&self) -> bool {
         self.matching_resources.is_empty()
@@ -372,14 +381,7 @@ mod tests {
     fn events_keep_the_time_first_seen_and_new_or_changed_objects_get_the_reports() {
         let start = Instant::now();
         let t = |seconds| start + std::time::Duration::from_secs(seconds);
-        let when = |events: &ReportEvents, name: &str| {
-            let singles = events.singles();
-            let event = singles
-                .iter()
-                .find(|e| e.matching_resource.name.as_deref() == Some(name))
-                .unwrap();
-            events.seen[&event.digest()]
-        };
+        let when = |events: &ReportEvents, name: &str| events.first_seen(name).unwrap();
         // A first decode: a was listed since t(1); b only in the report's last change, t(2).
         let listed = HashMap::from([(reference_digest(&reference_of(&service("a", 80))), t(1))]);
         let mut first =

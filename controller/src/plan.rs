@@ -92,18 +92,7 @@ pub fn plan(
     render: &dyn Render,
     memo: &mut PlanMemo,
 ) -> Result<Plan, String> {
-    let mut planned = HashMap::new();
-    let plan = select_within(trigger, world, render, None, |cluster, source, plan| {
-        plan_into(
-            trigger,
-            world,
-            render,
-            (cluster, source),
-            memo,
-            &mut planned,
-            plan,
-        );
-    })?;
+    let (plan, planned) = plan_within(trigger, world, render, memo, None)?;
     // What clusters no longer planned computed is forgotten.
     memo.clusters = planned;
     Ok(plan)
@@ -129,19 +118,7 @@ pub fn plan_some(
     memo: &mut PlanMemo,
     clusters: &BTreeSet<ClusterRef>,
 ) -> Result<Plan, String> {
-    let mut planned = HashMap::new();
-    let within = Some(clusters);
-    let plan = select_within(trigger, world, render, within, |cluster, source, plan| {
-        plan_into(
-            trigger,
-            world,
-            render,
-            (cluster, source),
-            memo,
-            &mut planned,
-            plan,
-        );
-    })?;
+    let (plan, planned) = plan_within(trigger, world, render, memo, Some(clusters))?;
     memo.clusters.retain(|c, _| !clusters.contains(c));
     memo.clusters.extend(planned);
     Ok(plan)
@@ -206,30 +183,25 @@ fn select_within(
     Ok(plan)
 }
 
-/// Plans the objects of `cluster` (reading `event_source`) into `plan`, with what `memo` kept
-/// for it; what was computed goes to `planned`.
-fn plan_into(
+/// Plans `trigger` in its source clusters (`within` some only) with what `memo` kept for
+/// them (taken out of it); returns the plan and what planning each cluster computed.
+fn plan_within(
     trigger: &EventTrigger,
     world: &dyn World,
     render: &dyn Render,
-    (cluster, event_source): (&Cluster, &str),
     memo: &mut PlanMemo,
-    planned: &mut HashMap<ClusterRef, ClusterMemo>,
-    plan: &mut Plan,
-) {
-    let reference = &cluster.reference;
-    let mut cluster_memo = memo.clusters.remove(reference).unwrap_or_default();
-    let desired = plan_cluster(
-        trigger,
-        cluster,
-        event_source,
-        world,
-        render,
-        &mut cluster_memo,
-    );
-    cluster_memo.finish();
-    planned.insert(reference.clone(), cluster_memo);
-    plan.add(reference, desired);
+    within: Option<&BTreeSet<ClusterRef>>,
+) -> Result<(Plan, HashMap<ClusterRef, ClusterMemo>), String> {
+    let mut planned = HashMap::new();
+    let plan = select_within(trigger, world, render, within, |cluster, source, plan| {
+        let reference = &cluster.reference;
+        let mut cluster_memo = memo.clusters.remove(reference).unwrap_or_default();
+        let desired = plan_cluster(trigger, cluster, source, world, render, &mut cluster_memo);
+        cluster_memo.finish();
+        planned.insert(reference.clone(), cluster_memo);
+        plan.add(reference, desired);
+    })?;
+    Ok((plan, planned))
 }
 
 impl Plan {

@@ -566,14 +566,7 @@ mod tests {
             .report(&cluster, "s", &mut DocumentMemo::default())
             .unwrap()
             .unwrap();
-        let when = |name: &str| {
-            let singles = events.singles();
-            let event = singles
-                .iter()
-                .find(|e| e.matching_resource.name.as_deref() == Some(name))
-                .unwrap();
-            events.seen[&event.digest()]
-        };
+        let when = |name: &str| events.first_seen(name).unwrap();
         assert!(when("a") < when("b"), "a was listed first");
         // Once decoded, a report is dated by its decodes: nothing more is listed.
         caches.list(&second);
