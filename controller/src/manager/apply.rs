@@ -4,7 +4,7 @@
 //! ClusterProfiles first and stale ConfigMaps/Secrets once those are gone.
 
 use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -185,6 +185,45 @@ enum Item<'a> {
     Profile(&'a Arc<ClusterProfile>),
 }
 
+/// When the event of each planned object was first seen, where known, by kind and name: a
+/// profile's own, and the newest of those of the profiles naming a generated object.
+fn event_times(plan: &Plan) -> HashMap<(&str, &str), Instant> {
+    let mut times = HashMap::new();
+    for profile in &plan.desired.profiles {
+        let name = profile.metadata.name.as_deref().unwrap_or_default();
+        let Some(&at) = plan.desired.seen.get(name) else {
+            continue;
+        };
+        times.insert(("ClusterProfile", name), at);
+        let generated = profile.spec.policy_refs.iter();
+        for reference in generated.filter(|r| r.namespace == SVELTOS_NAMESPACE) {
+            let time = times.entry((reference.kind.as_str(), reference.name.as_str()));
+            let newest = time.or_insert(at);
+            *newest = (*newest).max(at);
+        }
+    }
+    times
+}
+
+/// Orders one cluster's writes: the newest events' objects first (as `times` dates them, the
+/// undated last), generated objects before the profiles of their time.
+fn newest_first(items: &mut [Item], times: &HashMap<(&str, &str), Instant>) {
+    items.sort_by_key(|item| {
+        let (kind, name) = match item {
+            Item::Generated(generated) => (generated.kind.as_str(), generated.name.as_str()),
+            Item::Profile(profile) => (
+                "ClusterProfile",
+                profile.metadata.name.as_deref().unwrap_or_default(),
+            ),
+        };
+        let profile = matches!(item, Item::Profile(_));
+        (
+            std::cmp::Reverse(times.get(&(kind, name)).copied()),
+            profile,
+        )
+    });
+}
+
 /// Whether the cache holds `generated` as it is wanted.
 fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
     let name = generated.name.as_str();
@@ -254,8 +293,12 @@ pub async fn apply(
     }
     // The freshest clusters' objects first, a chunk at a time, until the pass's time is up:
     // an event in a busy fleet then waits for a chunk, not for the whole fleet's writes.
-    // Each cluster's generated ConfigMaps and Secrets go before its profiles, so a profile
-    // never names one not yet there.
+    // Within a cluster, the newest events' objects go first, and each event's generated
+    // ConfigMaps and Secrets before its profile, so a profile never names one not yet there.
+    let times = event_times(plan);
+    for items in differing.values_mut() {
+        newest_first(items, &times);
+    }
     let mut groups: Vec<_> = differing.into_iter().collect();
     groups.sort_by_cached_key(|(cluster, _)| {
         let changed = cluster.as_ref().and_then(|c| caches.fresh.at(c));
@@ -685,6 +728,58 @@ async fn apply_source_lists(
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_newer_events_objects_are_written_first_and_its_configmap_before_its_profile() {
+        let generated = |name: &str| {
+            Arc::new(Generated {
+                kind: "ConfigMap".into(),
+                name: name.into(),
+                labels: BTreeMap::new(),
+                annotations: BTreeMap::new(),
+                data: BTreeMap::new(),
+            })
+        };
+        let profile = |name: &str, config_map: &str| {
+            let mut profile = ClusterProfile::default();
+            profile.metadata.name = Some(name.into());
+            profile.spec.policy_refs = vec![api::v1beta1::PolicyRef {
+                kind: "ConfigMap".into(),
+                namespace: SVELTOS_NAMESPACE.into(),
+                name: config_map.into(),
+                ..Default::default()
+            }];
+            Arc::new(profile)
+        };
+        let then = Instant::now();
+        let now = then + Duration::from_secs(1);
+        let mut plan = Plan::default();
+        plan.desired.profiles = vec![
+            profile("old", "cm-old"),
+            profile("undated", "cm-undated"),
+            profile("new", "cm-new"),
+        ];
+        plan.desired.generated = vec![
+            generated("cm-old"),
+            generated("cm-undated"),
+            generated("cm-new"),
+        ];
+        plan.desired.seen = [("old".into(), then), ("new".into(), now)].into();
+        let mut items: Vec<Item> = plan.desired.generated.iter().map(Item::Generated).collect();
+        items.extend(plan.desired.profiles.iter().map(Item::Profile));
+        newest_first(&mut items, &event_times(&plan));
+        let names: Vec<&str> = items
+            .iter()
+            .map(|item| match item {
+                Item::Generated(g) => g.name.as_str(),
+                Item::Profile(p) => p.metadata.name.as_deref().unwrap_or_default(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["cm-new", "new", "cm-old", "old", "cm-undated", "undated"]
+        );
+    }
 
     #[tokio::test]
     async fn after_a_failed_write_no_other_starts_and_what_was_written_is_told() {
