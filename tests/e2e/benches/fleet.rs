@@ -21,14 +21,15 @@
 use sveltos_events_e2e as common;
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent::observe::{bench_setting, millis, percentile};
-use api::v1beta1::{ClusterProfile, ClusterType, EventReport, ReportNames, event_report_name};
+use api::labels::{CLUSTER_NAME_LABEL, EVENT_REPORT_CLUSTER_NAME_LABEL, RESOURCE_NAME_LABEL};
+use api::v1beta1::{ClusterProfile, ClusterType, EventReport, ReportNames};
 use controller::identity::{ClusterRef, Identity, generated_name, identity_labels};
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Service};
@@ -37,6 +38,7 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
+use tokio::sync::Notify;
 
 /// How many requests the bench keeps in flight while it fills the fleet.
 const IN_FLIGHT: usize = 16;
@@ -146,24 +148,144 @@ async fn converged(managed: &kube::Client, form: Form, services: usize) -> bool 
 /// probes add little to the fleet's load (a Service each).
 const PROBE_EVERY: Duration = Duration::from_millis(200);
 
+/// The clusters probe events go to.
+const PROBED: usize = 10;
+
+/// Which object of a probe event a watch saw.
+#[derive(Clone, Copy)]
+enum Hop {
+    /// Its cluster's EventReport listing the Service.
+    Report = 0,
+    /// Its ClusterProfile.
+    Profile = 1,
+    /// Its NetworkPolicy in the managed cluster.
+    AddOn = 2,
+}
+
+/// When each probe's objects were first seen, by probe name, and the probes waiting. The
+/// watches are shared by every probe: one per kind (and per probed cluster), not three per
+/// probe, so that probes under way add nothing to the load they measure, however many.
+#[derive(Default)]
+struct Sightings {
+    seen: Mutex<HashMap<String, [Option<Instant>; 3]>>,
+    waiting: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+impl Sightings {
+    /// Notes that `hop` of probe `name` was seen now (the first sighting counts).
+    fn saw(&self, hop: Hop, name: &str) {
+        let at = Instant::now();
+        let mut seen = self.seen.lock().unwrap();
+        let times = seen.entry(name.to_owned()).or_default();
+        times[hop as usize].get_or_insert(at);
+        if let Some(waiting) = self.waiting.lock().unwrap().get(name) {
+            waiting.notify_one();
+        }
+    }
+
+    /// Waits until every hop of probe `name` was seen; their times.
+    async fn all(&self, name: &str) -> [Instant; 3] {
+        let notify = Arc::clone(
+            self.waiting
+                .lock()
+                .unwrap()
+                .entry(name.to_owned())
+                .or_default(),
+        );
+        loop {
+            let times = self.seen.lock().unwrap().get(name).copied();
+            if let Some([Some(report), Some(profile), Some(add_on)]) = times {
+                self.waiting.lock().unwrap().remove(name);
+                return [report, profile, add_on];
+            }
+            notify.notified().await;
+        }
+    }
+}
+
+/// Feeds `sightings` with `hop` of the probes that the objects of `api` (as `config`
+/// selects them) name, as `names` reads them.
+fn watch_probes<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    hop: Hop,
+    sightings: Arc<Sightings>,
+    names: impl Fn(&K) -> Vec<String> + Send + 'static,
+) where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    tokio::spawn(async move {
+        let stream = watcher(api, config).default_backoff().applied_objects();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            for name in event.iter().flat_map(&names) {
+                if name.starts_with("probe-") {
+                    sightings.saw(hop, &name);
+                }
+            }
+        }
+    });
+}
+
 /// Event -> add-on latency in the busy fleet: every [`PROBE_EVERY`] a labelled Service, round
-/// the clusters, each timed until its NetworkPolicy exists, until `done`; then the probes
-/// under way are awaited. Open loop, so the fleet gets the same events however fast it
-/// answers. The first is created once the fleet is busy, when the first add-on is there: one
-/// created while the processes start is part of the initial load, which the convergence
-/// time measures.
-async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Probe> {
+/// the first [`PROBED`] clusters, each timed until its NetworkPolicy exists, until `done`;
+/// then the probes under way are awaited (for `limit` at most). Open loop, so the fleet gets
+/// the same events however fast it answers. The first is created once the fleet is busy,
+/// when the first add-on is there: one created while the processes start is part of the
+/// initial load, which the convergence time measures.
+async fn probe(
+    dir: PathBuf,
+    clusters: usize,
+    done: Arc<AtomicBool>,
+    limit: Duration,
+) -> Vec<Probe> {
     let mgmt = client(&dir, "mgmt").await;
-    let profiles: Api<ClusterProfile> = Api::all(mgmt.clone());
+    let sightings = Arc::new(Sightings::default());
+    let probed: Vec<String> = (1..=clusters.min(PROBED))
+        .map(|n| format!("cluster-{n}"))
+        .collect();
+    let within = |label: &str| format!("{label} in ({})", probed.join(","));
     let resource = kube::core::ApiResource::erase::<EventReport>(&());
-    let reports: Api<ReportNames> = Api::namespaced_with(mgmt, "default", &resource);
+    watch_probes(
+        Api::<ReportNames>::namespaced_with(mgmt.clone(), "default", &resource),
+        watcher::Config::default().labels(&within(EVENT_REPORT_CLUSTER_NAME_LABEL)),
+        Hop::Report,
+        Arc::clone(&sightings),
+        |report| {
+            let listed = report.spec.matching_resources.iter();
+            listed.filter_map(|m| m.name.clone()).collect()
+        },
+    );
+    watch_probes(
+        Api::<ClusterProfile>::all(mgmt),
+        watcher::Config::default().labels(&within(CLUSTER_NAME_LABEL)),
+        Hop::Profile,
+        Arc::clone(&sightings),
+        |profile| {
+            let labels = profile.metadata.labels.iter().flatten();
+            let resource = labels.filter(|(key, _)| *key == RESOURCE_NAME_LABEL);
+            resource.map(|(_, name)| name.clone()).collect()
+        },
+    );
     let mut apis = Vec::new();
-    for n in 1..=clusters.min(10) {
-        let cluster = format!("cluster-{n}");
-        let managed = client(&dir, &cluster).await;
+    for cluster in &probed {
+        let managed = client(&dir, cluster).await;
         let services: Api<Service> = Api::namespaced(managed.clone(), "default");
         let policies: Api<NetworkPolicy> = Api::namespaced(managed, "default");
-        apis.push((cluster, services, policies));
+        watch_probes(
+            policies.clone(),
+            watcher::Config::default(),
+            Hop::AddOn,
+            Arc::clone(&sightings),
+            |policy| {
+                let name = policy.metadata.name.as_deref().unwrap_or_default();
+                name.strip_prefix("front-")
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect()
+            },
+        );
+        apis.push((cluster.clone(), services, policies));
     }
     let any_policy = ListParams::default().limit(1);
     'busy: while !done.load(Ordering::Relaxed) {
@@ -181,40 +303,21 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Prob
     let mut probes = Vec::new();
     let mut k = 0;
     while !done.load(Ordering::Relaxed) {
-        let (cluster, services, policies) = apis[k % apis.len()].clone();
-        let (profiles, reports) = (profiles.clone(), reports.clone());
+        let (cluster, services, _) = apis[k % apis.len()].clone();
+        let sightings = Arc::clone(&sightings);
         let name = format!("probe-{k}");
         k += 1;
         probes.push(tokio::spawn(async move {
             let sent = Instant::now();
             create(&services, service(&name, "default", 80, true)).await;
-            let report = event_report_name("sveltos-service", &cluster, ClusterType::Sveltos);
-            let listed = seen(
-                reports,
-                watcher::Config::default().fields(&format!("metadata.name={report}")),
-                |r: &ReportNames| {
-                    let mut listed = r.spec.matching_resources.iter();
-                    listed.any(|m| m.name.as_deref() == Some(name.as_str()))
-                },
-            );
-            let profile = profile_name(&cluster, &name);
-            let profiled = seen(
-                profiles,
-                watcher::Config::default().fields(&format!("metadata.name={profile}")),
-                |_| true,
-            );
-            let policy = format!("front-{name}");
-            let deployed = seen(
-                policies,
-                watcher::Config::default().fields(&format!("metadata.name={policy}")),
-                |_| true,
-            );
-            let (listed, profiled, deployed) = tokio::join!(listed, profiled, deployed);
+            let [report, profile, add_on] = tokio::time::timeout(limit, sightings.all(&name))
+                .await
+                .expect("a probe's add-on never came (FLEET_TIMEOUT_SECONDS)");
             Probe {
-                profile,
-                to_report: listed - sent,
-                to_profile: profiled - sent,
-                to_add_on: deployed - sent,
+                profile: profile_name(&cluster, &name),
+                to_report: report - sent,
+                to_profile: profile - sent,
+                to_add_on: add_on - sent,
             }
         }));
         tokio::time::sleep(PROBE_EVERY).await;
@@ -224,26 +327,6 @@ async fn probe(dir: PathBuf, clusters: usize, done: Arc<AtomicBool>) -> Vec<Prob
         samples.push(probe.await.unwrap());
     }
     samples
-}
-
-/// When a watch of `api` first shows an object `found` accepts (its initial list included).
-async fn seen<K>(api: Api<K>, config: watcher::Config, found: impl Fn(&K) -> bool) -> Instant
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
-{
-    let watch = async {
-        let stream = watcher(api, config).default_backoff().applied_objects();
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            if event.is_ok_and(|object| found(&object)) {
-                return Instant::now();
-            }
-        }
-        panic!("the watch ended")
-    };
-    tokio::time::timeout(Duration::from_secs(600), watch)
-        .await
-        .expect("the probe's object never came")
 }
 
 /// How long one probe event took to its EventReport (the agent), its ClusterProfile (then
@@ -338,10 +421,10 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
     let bench_cpu = cpu_seconds("self");
     let mut agent = common::start_controller(&dir, "mgmt", "sveltos-events-agent");
     let mut manager = common::start_controller(&dir, "mgmt", "sveltos-events-manager");
+    let limit = Duration::from_secs(bench_setting("FLEET_TIMEOUT_SECONDS", 600) as u64);
     let done = Arc::new(AtomicBool::new(false));
     let probes = (form == Form::OneForEvent)
-        .then(|| tokio::spawn(probe(dir.clone(), clusters, done.clone())));
-    let limit = Duration::from_secs(bench_setting("FLEET_TIMEOUT_SECONDS", 600) as u64);
+        .then(|| tokio::spawn(probe(dir.clone(), clusters, done.clone(), limit)));
     for client in &managed {
         while !converged(client, form, services).await {
             for (name, process) in [("agent", &mut agent), ("manager", &mut manager)] {
