@@ -205,8 +205,10 @@ fn event_times(plan: &Plan) -> HashMap<(&str, &str), Instant> {
     times
 }
 
-/// Orders one cluster's writes: the newest events' objects first (as `times` dates them, the
-/// undated last), generated objects before the profiles of their time.
+/// Orders one cluster's writes: the newest events' objects first (as `times` dates them),
+/// generated objects before the profiles of their time. Undated generated objects (a
+/// profile may name one other than through its policyRefs) go before everything and
+/// undated profiles after, so no profile is written before an object it may name.
 fn newest_first(items: &mut [Item], times: &HashMap<(&str, &str), Instant>) {
     items.sort_by_key(|item| {
         let (kind, name) = match item {
@@ -217,10 +219,9 @@ fn newest_first(items: &mut [Item], times: &HashMap<(&str, &str), Instant>) {
             ),
         };
         let profile = matches!(item, Item::Profile(_));
-        (
-            std::cmp::Reverse(times.get(&(kind, name)).copied()),
-            profile,
-        )
+        let time = times.get(&(kind, name)).copied();
+        let undated_generated = time.is_none() && !profile;
+        (!undated_generated, std::cmp::Reverse(time), profile)
     });
 }
 
@@ -777,7 +778,7 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["cm-new", "new", "cm-old", "old", "cm-undated", "undated"]
+            ["cm-undated", "cm-new", "new", "cm-old", "old", "undated"]
         );
     }
 

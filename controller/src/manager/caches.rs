@@ -131,7 +131,8 @@ impl Caches {
         let Ok(mut listed) = self.listed.lock() else {
             return;
         };
-        if listed.len() > 2 * self.reports.state().len() + 16 {
+        // Reports leave it once decoded: it seldom holds many (and the store's state is a copy).
+        if listed.len() > 16 && listed.len() > 2 * self.reports.state().len() + 16 {
             // Forget the reports that are gone.
             listed.retain(|(namespace, name), _| {
                 let place = ObjectRef::new(name).within(namespace);
