@@ -131,14 +131,7 @@ impl Caches {
         let Ok(mut listed) = self.listed.lock() else {
             return;
         };
-        // Reports leave it once decoded: it seldom holds many (and the store's state is a copy).
-        if listed.len() > 16 && listed.len() > 2 * self.reports.state().len() + 16 {
-            // Forget the reports that are gone.
-            listed.retain(|(namespace, name), _| {
-                let place = ObjectRef::new(name).within(namespace);
-                self.reports.get(&place).is_some()
-            });
-        }
+        self.forget_gone_reports(&mut listed);
         let now = Instant::now();
         let times = listed.entry(place).or_default();
         let resources = &report.spec.matching_resources;
@@ -147,6 +140,19 @@ impl Caches {
             .map(reference_digest)
             .map(|digest| (digest, times.get(&digest).copied().unwrap_or(now)))
             .collect();
+    }
+
+    /// Forgets the entries of `by_report` (keyed by report namespace and name) whose report
+    /// is gone, once it holds many more than the cache has reports.
+    fn forget_gone_reports<V>(&self, by_report: &mut HashMap<(String, String), V>) {
+        // The store's state is a copy: taken only once the map is not small.
+        if by_report.len() <= 16 || by_report.len() <= 2 * self.reports.state().len() + 16 {
+            return;
+        }
+        by_report.retain(|(namespace, name), _| {
+            let place = ObjectRef::new(name).within(namespace);
+            self.reports.get(&place).is_some()
+        });
     }
 
     /// Whether the cache showed `wanted` as object `key` (`Kind/name`) at `version` in an
@@ -476,13 +482,7 @@ impl World for Caches {
         let listed = self.listed.lock().ok().and_then(|mut l| l.remove(&place));
         events.date(earlier.as_deref(), &listed.unwrap_or_default(), changed);
         if let Ok(mut decoded) = self.decoded.lock() {
-            if decoded.len() > 2 * self.reports.state().len() + 16 {
-                // Forget the reports that are gone.
-                decoded.retain(|(namespace, name), _| {
-                    let place = ObjectRef::new(name).within(namespace);
-                    self.reports.get(&place).is_some()
-                });
-            }
+            self.forget_gone_reports(&mut decoded);
             decoded.insert(place, (version, events.clone()));
         }
         Ok(Some(events))
