@@ -16,7 +16,7 @@ pub mod metadata;
 pub mod schedule;
 pub mod targets;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -51,7 +51,7 @@ use clusters::watch::{Settled, events, reflect};
 use deploy::{Deployer, Outcome};
 use echoes::Echoes;
 use index::{ByProfile, ByReference, profile_of};
-use schedule::Schedule;
+use schedule::{Schedule, Start};
 use targets::Targets;
 use tokio::sync::Notify;
 
@@ -361,17 +361,14 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         }
     };
     let mut schedule = Schedule::default();
-    // When each waiting profile was first marked (for the pass's log line).
-    let mut marked_at: HashMap<String, Instant> = HashMap::new();
     let mut running = FuturesUnordered::new();
     loop {
         while running.len() < LANES {
-            let Some((name, lane)) = schedule.start() else {
+            let Some(Start { name, lane, waited }) = schedule.start() else {
                 break;
             };
-            let waited = marked_at.remove(&name).map(|at| at.elapsed());
             running.push(async move {
-                pass(name.clone(), waited.unwrap_or_default()).await;
+                pass(name.clone(), waited).await;
                 (name, lane)
             });
         }
@@ -385,7 +382,6 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                     let profile = caches.profiles.get(&ObjectRef::new(&name));
                     let source = profile.and_then(|p| source_cluster(p.metadata.labels.as_ref()));
                     let fresh = caches.fresh.of_profile(&name, source.as_ref());
-                    marked_at.entry(name.clone()).or_insert_with(Instant::now);
                     schedule.mark(name, lane, fresh);
                 }
             }

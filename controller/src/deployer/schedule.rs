@@ -6,11 +6,12 @@
 //! behind them. Picks alternate between the freshest profile (whose source cluster's report
 //! changed last: an event just seen), even behind a backlog in its lane, and the profile
 //! waiting longest, so fresh work is quick and old work still advances at half the pace or
-//! more.
+//! more. A pick costs a logarithm of the waiting profiles, not a look at every lane: the
+//! first profiles of each free lane are kept in one order of their own.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::identity::ClusterRef;
 
@@ -20,10 +21,13 @@ pub type Lane = Option<ClusterRef>;
 /// The profiles waiting and running.
 #[derive(Default)]
 pub struct Schedule {
-    /// Waiting profiles: when first marked (a count), their lane and freshness.
-    waiting: HashMap<String, (u64, Lane, Fresh)>,
-    /// Waiting profiles by lane.
-    lanes: HashMap<Lane, Waiting>,
+    /// Every waiting profile, running ones marked again included.
+    waiting: HashMap<String, Entry>,
+    /// The waiting profiles that are not running, by lane (one marked while it runs joins
+    /// its lane when that run ends).
+    lanes: HashMap<Lane, Order>,
+    /// The oldest and the freshest profile of each free cluster lane.
+    heads: Order,
     marks: u64,
     running: HashSet<String>,
     busy: HashSet<ClusterRef>,
@@ -32,27 +36,48 @@ pub struct Schedule {
     oldest_turn: bool,
 }
 
+/// A pass to start: the profile, its lane, and how long since it was first marked.
+#[derive(Debug, PartialEq)]
+pub struct Start {
+    /// The profile.
+    pub name: String,
+    /// Its lane, to hand back to [`Schedule::done`].
+    pub lane: Lane,
+    /// How long it waited.
+    pub waited: Duration,
+}
+
 /// When the report of a profile's source cluster last changed, as seen when it was marked.
 type Fresh = Option<Instant>;
 
-/// The profiles waiting in one lane: oldest first, and freshest first (then oldest).
+/// One waiting profile: its place (a count of first marks), lane and freshness, and when it
+/// was first marked.
+#[derive(Clone)]
+struct Entry {
+    at: u64,
+    lane: Lane,
+    fresh: Fresh,
+    since: Instant,
+}
+
+/// Profiles oldest first, and freshest first (then oldest).
 #[derive(Default)]
-struct Waiting {
+struct Order {
     by_age: BTreeSet<(u64, String)>,
     by_freshness: BTreeSet<(Reverse<Fresh>, u64, String)>,
 }
 
-impl Waiting {
-    fn insert(&mut self, at: u64, name: &str, fresh: Fresh) {
-        self.by_age.insert((at, name.to_owned()));
+impl Order {
+    fn insert(&mut self, name: &str, entry: &Entry) {
+        self.by_age.insert((entry.at, name.to_owned()));
         self.by_freshness
-            .insert((Reverse(fresh), at, name.to_owned()));
+            .insert((Reverse(entry.fresh), entry.at, name.to_owned()));
     }
 
-    fn remove(&mut self, at: u64, name: &str, fresh: Fresh) {
-        self.by_age.remove(&(at, name.to_owned()));
+    fn remove(&mut self, name: &str, entry: &Entry) {
+        self.by_age.remove(&(entry.at, name.to_owned()));
         self.by_freshness
-            .remove(&(Reverse(fresh), at, name.to_owned()));
+            .remove(&(Reverse(entry.fresh), entry.at, name.to_owned()));
     }
 }
 
@@ -60,89 +85,55 @@ impl Schedule {
     /// Marks `name`, whose pass changes `lane` (whose source cluster's report last changed
     /// at `fresh`). One already waiting keeps its place, and the fresher of its freshnesses.
     pub fn mark(&mut self, name: String, lane: Lane, fresh: Fresh) {
-        let (at, fresh) = match self.waiting.get(&name).cloned() {
-            Some((at, old_lane, old_fresh)) => {
-                self.remove(&name, at, &old_lane, old_fresh);
-                (at, fresh.max(old_fresh))
+        let entry = match self.waiting.remove(&name) {
+            Some(old) => {
+                self.leave(&name, &old);
+                Entry {
+                    lane,
+                    fresh: fresh.max(old.fresh),
+                    ..old
+                }
             }
             None => {
                 self.marks += 1;
-                (self.marks, fresh)
+                Entry {
+                    at: self.marks,
+                    lane,
+                    fresh,
+                    since: Instant::now(),
+                }
             }
         };
-        self.lanes
-            .entry(lane.clone())
-            .or_default()
-            .insert(at, &name, fresh);
-        self.waiting.insert(name, (at, lane, fresh));
-    }
-
-    fn remove(&mut self, name: &str, at: u64, lane: &Lane, fresh: Fresh) {
-        if let Some(waiting) = self.lanes.get_mut(lane) {
-            waiting.remove(at, name, fresh);
-            if waiting.by_age.is_empty() {
-                self.lanes.remove(lane);
-            }
+        if !self.running.contains(&name) {
+            self.join(&name, &entry);
         }
-        self.waiting.remove(name);
+        self.waiting.insert(name, entry);
     }
 
-    /// The next profile to start, with its lane, if one may start now. It counts as
-    /// running until [`Schedule::done`].
-    pub fn start(&mut self) -> Option<(String, Lane)> {
+    /// The next profile to start, if one may start now. It counts as running until
+    /// [`Schedule::done`].
+    pub fn start(&mut self) -> Option<Start> {
         if self.alone {
             return None;
         }
-        let running = &self.running;
-        let idle = |name: &String| !running.contains(name);
         // A profile that runs alone goes first, once every lane is done.
         if let Some(waiting) = self.lanes.get(&None) {
-            let (_, name) = waiting.by_age.iter().find(|(_, name)| idle(name))?;
+            let (_, name) = waiting.by_age.first()?;
             if !self.running.is_empty() {
                 return None;
             }
             let name = name.clone();
             self.alone = true;
-            return Some(self.begin(name, None));
+            return self.begin(name);
         }
-        let free = self.lanes.iter().filter_map(|(lane, waiting)| {
-            let cluster = lane.as_ref()?;
-            (!self.busy.contains(cluster)).then_some((lane, waiting))
-        });
-        let pick = if self.oldest_turn {
-            // Each free lane's longest waiting profile; the longest waiting of them.
-            free.filter_map(|(lane, waiting)| {
-                let (at, name) = waiting.by_age.iter().find(|(_, name)| idle(name))?;
-                Some(((*at, name), lane))
-            })
-            .min_by_key(|(key, _)| *key)
+        let name = if self.oldest_turn {
+            &self.heads.by_age.first()?.1
         } else {
-            // Each free lane's freshest profile; the freshest of them, the oldest if equal.
-            free.filter_map(|(lane, waiting)| {
-                let (fresh, at, name) = waiting
-                    .by_freshness
-                    .iter()
-                    .find(|(_, _, name)| idle(name))?;
-                Some(((fresh.0, Reverse(*at)), name, lane))
-            })
-            .max_by_key(|(key, _, _)| *key)
-            .map(|((_, at), name, lane)| ((at.0, name), lane))
+            &self.heads.by_freshness.first()?.2
         };
-        let ((_, name), lane) = pick?;
-        let (name, lane) = (name.clone(), lane.clone());
+        let name = name.clone();
         self.oldest_turn = !self.oldest_turn;
-        Some(self.begin(name, lane))
-    }
-
-    fn begin(&mut self, name: String, lane: Lane) -> (String, Lane) {
-        if let Some((at, _, fresh)) = self.waiting.get(&name).cloned() {
-            self.remove(&name, at, &lane, fresh);
-        }
-        if let Some(cluster) = &lane {
-            self.busy.insert(cluster.clone());
-        }
-        self.running.insert(name.clone());
-        (name, lane)
+        self.begin(name)
     }
 
     /// `name`'s pass, started in `lane`, ended.
@@ -151,8 +142,81 @@ impl Schedule {
         match lane {
             Some(cluster) => {
                 self.busy.remove(cluster);
+                self.head(lane);
             }
             None => self.alone = false,
+        }
+        if let Some(entry) = self.waiting.get(name).cloned() {
+            self.join(name, &entry);
+        }
+    }
+
+    fn begin(&mut self, name: String) -> Option<Start> {
+        let entry = self.waiting.remove(&name)?;
+        if let Some(cluster) = &entry.lane {
+            self.busy.insert(cluster.clone());
+        }
+        self.leave(&name, &entry);
+        self.running.insert(name.clone());
+        Some(Start {
+            name,
+            waited: entry.since.elapsed(),
+            lane: entry.lane,
+        })
+    }
+
+    /// Puts `name` in its lane.
+    fn join(&mut self, name: &str, entry: &Entry) {
+        self.unhead(&entry.lane);
+        self.lanes
+            .entry(entry.lane.clone())
+            .or_default()
+            .insert(name, entry);
+        self.head(&entry.lane);
+    }
+
+    /// Takes `name` out of its lane (if it is there).
+    fn leave(&mut self, name: &str, entry: &Entry) {
+        self.unhead(&entry.lane);
+        if let Some(waiting) = self.lanes.get_mut(&entry.lane) {
+            waiting.remove(name, entry);
+            if waiting.by_age.is_empty() {
+                self.lanes.remove(&entry.lane);
+            }
+        }
+        self.head(&entry.lane);
+    }
+
+    /// Takes the first profiles of `lane` out of the heads.
+    fn unhead(&mut self, lane: &Lane) {
+        if lane.is_none() {
+            return;
+        }
+        let Some(waiting) = self.lanes.get(lane) else {
+            return;
+        };
+        if let Some(first) = waiting.by_age.first() {
+            self.heads.by_age.remove(first);
+        }
+        if let Some(first) = waiting.by_freshness.first() {
+            self.heads.by_freshness.remove(first);
+        }
+    }
+
+    /// Puts the first profiles of `lane` in the heads, if it is a free cluster lane.
+    fn head(&mut self, lane: &Lane) {
+        let Some(cluster) = lane else { return };
+        if self.busy.contains(cluster) {
+            return;
+        }
+        let Some(waiting) = self.lanes.get(lane) else {
+            return;
+        };
+        if let Some(first) = waiting.by_age.first() {
+            self.heads.by_age.insert(first.clone());
+        }
+        if let Some(first) = waiting.by_freshness.first() {
+            self.heads.by_freshness.insert(first.clone());
         }
     }
 }
@@ -162,6 +226,11 @@ mod tests {
     use super::*;
     use api::v1beta1::ClusterType;
     use std::time::Duration;
+
+    /// The next pass's profile and lane.
+    fn start(s: &mut Schedule) -> Option<(String, Lane)> {
+        s.start().map(|start| (start.name, start.lane))
+    }
 
     fn cluster(name: &str) -> Lane {
         Some(ClusterRef {
@@ -177,43 +246,47 @@ mod tests {
         s.mark("a1".into(), cluster("a"), None);
         s.mark("a2".into(), cluster("a"), None);
         s.mark("b1".into(), cluster("b"), None);
-        let first = s.start().unwrap();
-        let second = s.start().unwrap();
+        let first = start(&mut s).unwrap();
+        let second = start(&mut s).unwrap();
         assert_eq!((first.0.as_str(), second.0.as_str()), ("a1", "b1"));
-        assert_eq!(s.start(), None, "a2 waits for a1's lane");
+        assert_eq!(start(&mut s), None, "a2 waits for a1's lane");
         s.mark("c1".into(), cluster("c"), None);
-        assert_eq!(s.start().unwrap().0, "c1", "a new lane starts at once");
+        assert_eq!(start(&mut s).unwrap().0, "c1", "a new lane starts at once");
         s.done("a1", &cluster("a"));
-        assert_eq!(s.start().unwrap().0, "a2");
+        assert_eq!(start(&mut s).unwrap().0, "a2");
     }
 
     #[test]
     fn a_profile_marked_while_it_runs_runs_again_after_and_never_twice_at_once() {
         let mut s = Schedule::default();
         s.mark("p".into(), cluster("a"), None);
-        let (name, lane) = s.start().unwrap();
+        let (name, lane) = start(&mut s).unwrap();
         // Its lane changed meanwhile: still not a second run at once.
         s.mark("p".into(), cluster("b"), None);
         s.mark("p".into(), cluster("b"), None);
-        assert_eq!(s.start(), None);
+        assert_eq!(start(&mut s), None);
         s.done(&name, &lane);
-        assert_eq!(s.start(), Some(("p".into(), cluster("b"))));
-        assert_eq!(s.start(), None);
+        assert_eq!(start(&mut s), Some(("p".into(), cluster("b"))));
+        assert_eq!(start(&mut s), None);
     }
 
     #[test]
     fn a_profile_that_runs_alone_waits_for_the_lanes_and_holds_them_meanwhile() {
         let mut s = Schedule::default();
         s.mark("a1".into(), cluster("a"), None);
-        let a1 = s.start().unwrap();
+        let a1 = start(&mut s).unwrap();
         s.mark("local".into(), None, None);
         s.mark("b1".into(), cluster("b"), None);
-        assert_eq!(s.start(), None, "b1 waits behind the one that runs alone");
+        assert_eq!(
+            start(&mut s),
+            None,
+            "b1 waits behind the one that runs alone"
+        );
         s.done(&a1.0, &a1.1);
-        assert_eq!(s.start(), Some(("local".into(), None)));
-        assert_eq!(s.start(), None);
+        assert_eq!(start(&mut s), Some(("local".into(), None)));
+        assert_eq!(start(&mut s), None);
         s.done("local", &None);
-        assert_eq!(s.start().unwrap().0, "b1");
+        assert_eq!(start(&mut s).unwrap().0, "b1");
     }
 
     #[test]
@@ -228,9 +301,78 @@ mod tests {
         );
         s.mark("old-2".into(), cluster("old-2"), None);
         s.mark("new".into(), cluster("new"), Some(now));
-        let order: Vec<String> = std::iter::from_fn(|| s.start().map(|(n, _)| n)).collect();
+        let order: Vec<String> = std::iter::from_fn(|| start(&mut s).map(|(n, _)| n)).collect();
         assert_eq!(order, ["new", "old-0", "old-1", "old-2"]);
     }
+
+    /// The pick the old scan over every lane made, from the waiting profiles themselves.
+    fn scanned(s: &Schedule) -> Option<String> {
+        let idle = s
+            .waiting
+            .iter()
+            .filter(|(name, _)| !s.running.contains(*name));
+        if idle.clone().any(|(_, e)| e.lane.is_none()) {
+            if s.alone || !s.running.is_empty() {
+                return None;
+            }
+            let alone = idle.filter(|(_, e)| e.lane.is_none());
+            return alone.min_by_key(|(_, e)| e.at).map(|(n, _)| n.clone());
+        }
+        if s.alone {
+            return None;
+        }
+        let free = idle.filter(|(_, e)| e.lane.as_ref().is_some_and(|c| !s.busy.contains(c)));
+        let pick = if s.oldest_turn {
+            free.min_by_key(|(name, e)| (e.at, (*name).clone()))
+        } else {
+            free.max_by_key(|(_, e)| (e.fresh, Reverse(e.at)))
+        };
+        pick.map(|(name, _)| name.clone())
+    }
+
+    #[test]
+    fn picks_what_a_scan_over_every_lane_picks() {
+        let now = Instant::now();
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut s = Schedule::default();
+        let mut running: Vec<Start> = Vec::new();
+        let mut picks = 0;
+        for _ in 0..20_000 {
+            match next(10) {
+                0..=4 => {
+                    let lane = match next(40) {
+                        0 => None,
+                        n => cluster(&format!("c{}", n % 12)),
+                    };
+                    let fresh = (next(3) > 0).then(|| now + Duration::from_millis(next(50)));
+                    s.mark(format!("p{}", next(60)), lane, fresh);
+                }
+                5..=7 if running.len() < LANES_IN_TEST => {
+                    let expected = scanned(&s);
+                    let started = s.start();
+                    assert_eq!(started.as_ref().map(|x| &x.name), expected.as_ref());
+                    if let Some(started) = started {
+                        picks += 1;
+                        running.push(started);
+                    }
+                }
+                _ if !running.is_empty() => {
+                    let done = running.swap_remove(next(running.len() as u64) as usize);
+                    s.done(&done.name, &done.lane);
+                }
+                _ => {}
+            }
+        }
+        assert!(picks > 1_000, "{picks} picks");
+    }
+
+    const LANES_IN_TEST: usize = 4;
 
     #[test]
     fn a_fresh_profile_goes_before_the_backlog_of_its_own_lane() {
@@ -242,7 +384,7 @@ mod tests {
         }
         s.mark("probe".into(), cluster("a"), Some(now));
         let mut order = Vec::new();
-        while let Some((name, lane)) = s.start() {
+        while let Some((name, lane)) = start(&mut s) {
             s.done(&name, &lane);
             order.push(name);
         }
@@ -252,6 +394,6 @@ mod tests {
         s.mark("y".into(), cluster("a"), before);
         s.mark("x".into(), cluster("a"), Some(now));
         s.mark("x".into(), cluster("a"), before);
-        assert_eq!(s.start().unwrap().0, "x");
+        assert_eq!(start(&mut s).unwrap().0, "x");
     }
 }
