@@ -52,6 +52,7 @@ pub fn execute(template: &Template, tree: &Tree, dot: Val) -> Result<String, Err
         steps: 0,
         started: Instant::now(),
         resolved: Vec::new(),
+        args: Vec::new(),
     };
     match state.walk_list(&dot, &tree.root) {
         Ok(()) => Ok(state.out),
@@ -72,6 +73,8 @@ struct State<'a> {
     /// Functions already looked up, by the identifier that names them: a range body calls
     /// the same few many times, and each lookup by name hashes it twice.
     resolved: Vec<(&'a Arg, &'a Function, bool)>,
+    /// The arguments of the calls under way, innermost last.
+    args: Vec<Value>,
 }
 
 /// Most call sites whose function [`State::resolved`] keeps; beyond, names are looked up.
@@ -629,22 +632,44 @@ impl<'a> State<'a> {
     ) -> Eval<Val> {
         self.check_arity(function, name, args, &last)?;
         let num_in = args.len() + usize::from(last.is_some());
-        let mut argv = Vec::with_capacity(num_in);
-        for (i, arg) in args.iter().enumerate() {
-            let param = function.param(i).unwrap_or(Param::Any);
-            argv.push(self.eval_arg(dot, param, arg)?);
+        // The arguments go on one shared stack (nested calls push above them), not in a
+        // vector of their own: a range body calls functions thousands of times.
+        let base = self.args.len();
+        if let Err(error) = self.push_args(dot, function, args, last, num_in) {
+            self.args.truncate(base);
+            return Err(error);
         }
-        if let Some(last) = last {
-            let param = function.param(num_in - 1).unwrap_or(Param::Any);
-            argv.push(self.validate(last, param)?);
-        }
-        match (function.body)(&argv) {
+        let called = (function.body)(&self.args[base..]);
+        self.args.truncate(base);
+        match called {
             Ok(value) => Ok(Some(value)),
             Err(error) => {
                 self.at = call_site;
                 Err(self.error(format!("error calling {name}: {error}")))
             }
         }
+    }
+
+    /// Evaluates a call's arguments onto [`State::args`].
+    fn push_args(
+        &mut self,
+        dot: &Val,
+        function: &Function,
+        args: &'a [Arg],
+        last: Option<Val>,
+        num_in: usize,
+    ) -> Eval<()> {
+        for (i, arg) in args.iter().enumerate() {
+            let param = function.param(i).unwrap_or(Param::Any);
+            let value = self.eval_arg(dot, param, arg)?;
+            self.args.push(value);
+        }
+        if let Some(last) = last {
+            let param = function.param(num_in - 1).unwrap_or(Param::Any);
+            let value = self.validate(last, param)?;
+            self.args.push(value);
+        }
+        Ok(())
     }
 
     fn eval_and_or(
