@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
+use api::selector;
 use api::v1beta1::{ClusterProfile, ClusterProfileSpec, ClusterSummary};
 
 use super::index::profile_of;
+use crate::identity::ClusterRef;
 
 /// A ConfigMap or Secret that changed.
 pub struct Object<'a> {
@@ -26,6 +28,36 @@ pub fn every(profiles: &[Arc<ClusterProfile>], summaries: &[Arc<ClusterSummary>]
     names
         .chain(summaries.iter().map(|s| profile_of(s).to_owned()))
         .collect()
+}
+
+/// The profiles a change of registered cluster `cluster` concerns: those that select by
+/// labels or sets (it may join or leave them), those that name it, and those with a summary
+/// in it (deployed there). A cluster turning ready, or being labelled, leaves the others as
+/// they were: at 1,000 clusters, re-marking every profile on each cluster's first connection
+/// kept the deployer re-applying what it had deployed.
+pub fn of_cluster(
+    cluster: &ClusterRef,
+    profiles: &[Arc<ClusterProfile>],
+    summaries: &[Arc<ClusterSummary>],
+) -> Vec<String> {
+    let concerned = |spec: &ClusterProfileSpec| {
+        !selector::is_empty(&spec.cluster_selector)
+            || !spec.set_refs.is_empty()
+            || spec
+                .cluster_refs
+                .iter()
+                .filter_map(ClusterRef::from_reference)
+                .any(|named| named == *cluster)
+    };
+    let names = profiles
+        .iter()
+        .filter(|p| concerned(&p.spec))
+        .map(|p| p.metadata.name.clone().unwrap_or_default());
+    let deployed = summaries
+        .iter()
+        .filter(|s| super::summary_cluster(s) == *cluster)
+        .map(|s| profile_of(s).to_owned());
+    names.chain(deployed).collect()
 }
 
 /// The profiles among `candidates` that a change of `object` concerns: those that may read it
@@ -151,5 +183,45 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(every(&profiles, &[Arc::new(summary)]), ["p1", "gone"]);
+    }
+
+    #[test]
+    fn a_cluster_change_concerns_the_profiles_that_may_select_name_or_deploy_to_it() {
+        let cluster = |name: &str| {
+            json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+                   "namespace": "ns", "name": name})
+        };
+        let profiles = [
+            profile("names-c1", json!({"clusterRefs": [cluster("c1")]})),
+            profile("names-c2", json!({"clusterRefs": [cluster("c2")]})),
+            profile(
+                "by-labels",
+                json!({"clusterSelector": {"matchLabels": {"env": "fv"}}}),
+            ),
+            profile("by-set", json!({"setRefs": ["set"]})),
+            profile("nothing", json!({})),
+        ];
+        // names-c2 deployed to c1 before its clusterRefs changed: it has to withdraw there.
+        let summary: ClusterSummary = serde_json::from_value(json!({
+            "metadata": {"name": "s", "namespace": "ns",
+                         "labels": {api::labels::CLUSTER_PROFILE_NAME_LABEL: "names-c2"}},
+            "spec": {"clusterNamespace": "ns", "clusterName": "c1", "clusterType": "Sveltos",
+                     "clusterProfileSpec": {}}
+        }))
+        .unwrap();
+        let c1 = ClusterRef {
+            namespace: "ns".into(),
+            name: "c1".into(),
+            cluster_type: api::v1beta1::ClusterType::Sveltos,
+        };
+        assert_eq!(
+            of_cluster(&c1, &profiles, &[Arc::new(summary)]),
+            ["names-c1", "by-labels", "by-set", "names-c2"]
+        );
+        let c3 = ClusterRef {
+            name: "c3".into(),
+            ..c1
+        };
+        assert_eq!(of_cluster(&c3, &profiles, &[]), ["by-labels", "by-set"]);
     }
 }

@@ -247,13 +247,23 @@ pub async fn run(
     let wake_sets = Arc::new(Notify::new());
     let cluster_task = {
         let wake_sets = Arc::clone(&wake_sets);
+        let (caches, queue) = (caches.clone(), Arc::clone(&queue));
+        // A SveltosCluster change names its cluster; a Cluster API or set change does not.
         let changes = futures_util::stream::select_all([
-            fleet_events.map(|_| ()).boxed(),
-            cluster_set_events.map(|_| ()).boxed(),
-            set_events.map(|_| ()).boxed(),
+            fleet_events.boxed(),
+            cluster_set_events.map(|_| None).boxed(),
+            set_events.map(|_| None).boxed(),
         ]);
-        changes.for_each(move |()| {
-            mark_all();
+        changes.for_each(move |cluster| {
+            match cluster {
+                Some(cluster) => {
+                    let (profiles, summaries) = (caches.profiles.state(), caches.summaries.state());
+                    for name in marks::of_cluster(&cluster, &profiles, &summaries) {
+                        queue.mark(name);
+                    }
+                }
+                None => mark_all(),
+            }
             wake_sets.notify_one();
             async {}
         })

@@ -114,6 +114,25 @@ async fn fill(
     managed
 }
 
+/// How long after `started` the management cluster first held an EventReport of every one of
+/// `clusters` (the agent's first sweep), polling report metadata; `None` if it never did.
+async fn every_cluster_reported(
+    mgmt: kube::Client,
+    clusters: usize,
+    started: Instant,
+    done: Arc<AtomicBool>,
+) -> Option<Duration> {
+    let reports: Api<EventReport> = Api::all(mgmt);
+    while !done.load(Ordering::Relaxed) {
+        let listed = reports.list_metadata(&ListParams::default()).await;
+        if listed.is_ok_and(|l| l.items.len() >= clusters) {
+            return Some(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    None
+}
+
 /// Whether `managed` holds every add-on its `services` Services cause.
 async fn converged(managed: &kube::Client, form: Form, services: usize) -> bool {
     let managed = managed.clone();
@@ -425,6 +444,12 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
     let done = Arc::new(AtomicBool::new(false));
     let probes = (form == Form::OneForEvent)
         .then(|| tokio::spawn(probe(dir.clone(), clusters, done.clone(), limit)));
+    let reported = tokio::spawn(every_cluster_reported(
+        mgmt.clone(),
+        clusters,
+        started,
+        done.clone(),
+    ));
     for client in &managed {
         while !converged(client, form, services).await {
             for (name, process) in [("agent", &mut agent), ("manager", &mut manager)] {
@@ -471,6 +496,13 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
         cpu_seconds(&sandbox.id().to_string()) - sandbox_cpu,
         cpu_seconds("self") - bench_cpu,
     );
+    match reported.await.unwrap() {
+        Some(after) => println!(
+            "  a report of every cluster after {:.1} s (the agent's first sweep)",
+            after.as_secs_f64()
+        ),
+        None => println!("  not every cluster had a report when the fleet converged"),
+    }
     if let Some(probes) = probes {
         let probes = probes.await.unwrap();
         let spread = |mut samples: Vec<Duration>| {
