@@ -111,6 +111,17 @@ mod tests {
         Arc::new(profile)
     }
 
+    /// A summary of `profile` in Sveltos cluster `ns/cluster`.
+    fn summary(profile: &str, cluster: &str) -> Arc<ClusterSummary> {
+        let summary = serde_json::from_value(json!({
+            "metadata": {"name": "s", "namespace": "ns",
+                         "labels": {api::labels::CLUSTER_PROFILE_NAME_LABEL: profile}},
+            "spec": {"clusterNamespace": "ns", "clusterName": cluster, "clusterType": "Sveltos",
+                     "clusterProfileSpec": {}}
+        }));
+        Arc::new(summary.unwrap_or_else(|e| panic!("bad test summary: {e}")))
+    }
+
     #[test]
     fn a_profile_refers_to_the_objects_its_refs_name() {
         let profile = spec(json!({"policyRefs": [
@@ -175,14 +186,7 @@ mod tests {
     #[test]
     fn every_profile_includes_those_gone_with_summaries_left() {
         let profiles = [profile("p1", json!({}))];
-        let summary: ClusterSummary = serde_json::from_value(json!({
-            "metadata": {"name": "s", "namespace": "ns",
-                         "labels": {api::labels::CLUSTER_PROFILE_NAME_LABEL: "gone"}},
-            "spec": {"clusterNamespace": "ns", "clusterName": "c1", "clusterType": "Sveltos",
-                     "clusterProfileSpec": {}}
-        }))
-        .unwrap();
-        assert_eq!(every(&profiles, &[Arc::new(summary)]), ["p1", "gone"]);
+        assert_eq!(every(&profiles, &[summary("gone", "c1")]), ["p1", "gone"]);
     }
 
     #[test]
@@ -202,20 +206,13 @@ mod tests {
             profile("nothing", json!({})),
         ];
         // names-c2 deployed to c1 before its clusterRefs changed: it has to withdraw there.
-        let summary: ClusterSummary = serde_json::from_value(json!({
-            "metadata": {"name": "s", "namespace": "ns",
-                         "labels": {api::labels::CLUSTER_PROFILE_NAME_LABEL: "names-c2"}},
-            "spec": {"clusterNamespace": "ns", "clusterName": "c1", "clusterType": "Sveltos",
-                     "clusterProfileSpec": {}}
-        }))
-        .unwrap();
         let c1 = ClusterRef {
             namespace: "ns".into(),
             name: "c1".into(),
             cluster_type: api::v1beta1::ClusterType::Sveltos,
         };
         assert_eq!(
-            of_cluster(&c1, &profiles, &[Arc::new(summary)]),
+            of_cluster(&c1, &profiles, &[summary("names-c2", "c1")]),
             ["names-c1", "by-labels", "by-set", "names-c2"]
         );
         let c3 = ClusterRef {
