@@ -35,13 +35,16 @@ enum Kind {
     Unknown,
 }
 
-/// What tells one version of a source's spec from another: its generation, which a status
-/// write leaves alone, else (an object without one) its resourceVersion. The manager's
-/// conditions on a source change as clusters report ("evaluated in 734 clusters"); were
-/// they a new version, each would evaluate the source again in every cluster from nothing.
+/// What tells one version of a source's spec from another: its uid and generation, which a
+/// status write leaves alone (the uid tells a source deleted and made again, whose
+/// generation starts over), else (an object without one) its resourceVersion. The
+/// manager's conditions on a source change as clusters report ("evaluated in 734
+/// clusters"); were they a new version, each would evaluate the source again in every
+/// cluster from nothing.
 fn spec_version(source: &EventSource) -> String {
+    let uid = source.metadata.uid.as_deref().unwrap_or_default();
     match source.metadata.generation {
-        Some(generation) => generation.to_string(),
+        Some(generation) => format!("{uid}/{generation}"),
         None => source.metadata.resource_version.clone().unwrap_or_default(),
     }
 }
@@ -460,11 +463,11 @@ impl ClusterAgent {
 mod tests {
     use super::*;
 
-    fn source(generation: Option<i64>, resource_version: &str, namespace: &str) -> Sources {
+    fn source(uid: &str, generation: Option<i64>, version: &str, namespace: &str) -> Sources {
         let source: EventSource = serde_json::from_value(serde_json::json!({
             "apiVersion": "lib.projectsveltos.io/v1beta1",
             "kind": "EventSource",
-            "metadata": {"name": "s", "generation": generation, "resourceVersion": resource_version},
+            "metadata": {"name": "s", "uid": uid, "generation": generation, "resourceVersion": version},
             "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Service", "namespace": namespace}]},
         }))
         .unwrap();
@@ -473,21 +476,26 @@ mod tests {
 
     #[test]
     fn a_status_write_is_not_a_new_source_but_a_spec_change_is() {
-        let (sender, mut receiver) = watch::channel(source(Some(1), "10", "a"));
+        let (sender, mut receiver) = watch::channel(source("u1", Some(1), "10", "a"));
         receiver.borrow_and_update();
 
         // The manager's conditions changed: a new resourceVersion, the same generation.
-        update_sources(&sender, source(Some(1), "11", "a"));
+        update_sources(&sender, source("u1", Some(1), "11", "a"));
         assert!(!receiver.has_changed().unwrap());
 
-        update_sources(&sender, source(Some(2), "12", "b"));
+        update_sources(&sender, source("u1", Some(2), "12", "b"));
         assert!(receiver.has_changed().unwrap());
-        assert_eq!(spec_version(&receiver.borrow_and_update()["s"]), "2");
+        assert_eq!(spec_version(&receiver.borrow_and_update()["s"]), "u1/2");
+
+        // Deleted and made again with another spec: its generation starts over.
+        update_sources(&sender, source("u2", Some(2), "13", "c"));
+        assert!(receiver.has_changed().unwrap());
+        assert_eq!(spec_version(&receiver.borrow_and_update()["s"]), "u2/2");
 
         // Without a generation (not from an API server), the resourceVersion tells.
-        update_sources(&sender, source(None, "13", "b"));
-        update_sources(&sender, source(None, "14", "b"));
+        update_sources(&sender, source("u2", None, "14", "c"));
+        update_sources(&sender, source("u2", None, "15", "c"));
         assert!(receiver.has_changed().unwrap());
-        assert_eq!(spec_version(&receiver.borrow()["s"]), "14");
+        assert_eq!(spec_version(&receiver.borrow()["s"]), "15");
     }
 }
