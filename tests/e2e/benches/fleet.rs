@@ -115,20 +115,23 @@ async fn fill(
 }
 
 /// How long after `started` the management cluster first held an EventReport of every one of
-/// `clusters` (the agent's first sweep), polling report metadata; `None` if it never did.
+/// `clusters` (the agent's first sweep), from one watch of report metadata.
 async fn every_cluster_reported(
     mgmt: kube::Client,
     clusters: usize,
     started: Instant,
-    done: Arc<AtomicBool>,
 ) -> Option<Duration> {
-    let reports: Api<EventReport> = Api::all(mgmt);
-    while !done.load(Ordering::Relaxed) {
-        let listed = reports.list_metadata(&ListParams::default()).await;
-        if listed.is_ok_and(|l| l.items.len() >= clusters) {
+    let reports: Api<kube::core::PartialObjectMeta<EventReport>> = Api::all(mgmt);
+    let mut seen = std::collections::HashSet::new();
+    let events = watcher(reports, watcher::Config::default());
+    let mut reports = std::pin::pin!(events.default_backoff().applied_objects());
+    while let Some(report) = reports.next().await {
+        if let Ok(report) = report {
+            seen.insert((report.metadata.namespace, report.metadata.name));
+        }
+        if seen.len() >= clusters {
             return Some(started.elapsed());
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     None
 }
@@ -444,12 +447,7 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
     let done = Arc::new(AtomicBool::new(false));
     let probes = (form == Form::OneForEvent)
         .then(|| tokio::spawn(probe(dir.clone(), clusters, done.clone(), limit)));
-    let reported = tokio::spawn(every_cluster_reported(
-        mgmt.clone(),
-        clusters,
-        started,
-        done.clone(),
-    ));
+    let reported = tokio::spawn(every_cluster_reported(mgmt.clone(), clusters, started));
     for client in &managed {
         while !converged(client, form, services).await {
             for (name, process) in [("agent", &mut agent), ("manager", &mut manager)] {
@@ -496,7 +494,14 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
         cpu_seconds(&sandbox.id().to_string()) - sandbox_cpu,
         cpu_seconds("self") - bench_cpu,
     );
-    match reported.await.unwrap() {
+    let swept = match reported.is_finished() {
+        true => reported.await.unwrap(),
+        false => {
+            reported.abort();
+            None
+        }
+    };
+    match swept {
         Some(after) => println!(
             "  a report of every cluster after {:.1} s (the agent's first sweep)",
             after.as_secs_f64()
