@@ -98,14 +98,16 @@ pub fn plan(
     Ok(plan)
 }
 
-/// What [`plan`] says of `trigger`'s source clusters (selected, named, paused, failed, their
-/// EventSource) without planning their objects: cheap, whatever the fleet's size.
+/// What [`plan`] says of `trigger`'s source clusters (`within` some only: selected, named,
+/// paused, failed, their EventSource) without planning their objects: cheap, whatever the
+/// fleet's size.
 pub fn selection(
     trigger: &EventTrigger,
     world: &dyn World,
     render: &dyn Render,
+    within: Option<&BTreeSet<ClusterRef>>,
 ) -> Result<Plan, String> {
-    select_within(trigger, world, render, None, |_, _, _| {})
+    select_within(trigger, world, render, within, |_, _, _| {})
 }
 
 /// Plans `trigger` in the source `clusters` only, as [`plan`] would there: whether it selects
@@ -597,7 +599,7 @@ mod tests {
         world.clusters[1].paused = true;
         let whole = plan(&trigger(), &world, &NameOnly, &mut PlanMemo::default()).unwrap();
         world.read.lock().unwrap().clear();
-        let selection = selection(&trigger(), &world, &NameOnly).unwrap();
+        let selection = selection(&trigger(), &world, &NameOnly, None).unwrap();
         assert!(world.read.lock().unwrap().is_empty());
         assert!(selection.desired.profiles.is_empty() && selection.desired.generated.is_empty());
         assert_eq!(selection.matching, whole.matching);

@@ -397,7 +397,7 @@ pub async fn apply(
     })
     .await?;
 
-    applied.written += apply_source_lists(client, caches, trigger, plan, scope.only()).await?;
+    applied.written += source_lists(client, caches, trigger, plan, scope.only()).await?;
     if applied.waiting {
         return Ok(applied);
     }
@@ -632,7 +632,7 @@ fn source_list_manager(trigger: &str) -> String {
 /// Makes the per-cluster lists of EventSources the hub-mode agent evaluates hold exactly this
 /// trigger's planned (cluster, source) entries: every cluster's, or those of the clusters
 /// `within` (which the plan covers). Returns the number of lists written.
-async fn apply_source_lists(
+pub(super) async fn source_lists(
     client: &Client,
     caches: &Caches,
     trigger: &str,
@@ -683,45 +683,55 @@ async fn apply_source_lists(
         }
     }
     let params = PatchParams::apply(&source_list_manager(trigger)).force();
-    let mut written = 0;
-    for ((namespace, name), entries) in wanted {
-        let current = caches
-            .config_maps
-            .get(&ObjectRef::new(&name).within(&namespace));
-        let (current_entries, others): (BTreeMap<String, String>, BTreeMap<String, String>) =
-            current
-                .as_ref()
-                .and_then(|c| c.data.clone())
-                .unwrap_or_default()
-                .into_iter()
-                .partition(|(key, source)| *key == agent_sources_key(trigger, source));
-        if current.is_some() && current_entries == entries {
-            continue;
-        }
-        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
-        if entries.is_empty() && others.is_empty() {
-            // The last entry goes: so does the list (no leftovers once a cluster is gone).
-            if current.is_some() {
-                written += delete(&api, &name).await?;
+    let params = &params;
+    // A fleet's first pass writes one list per cluster: each waits its round trip alongside
+    // others, not behind every list before it (they tell the agent what to evaluate there).
+    let writes = wanted
+        .into_iter()
+        .filter_map(|((namespace, name), entries)| {
+            let current = caches
+                .config_maps
+                .get(&ObjectRef::new(&name).within(&namespace));
+            let (current_entries, others): (BTreeMap<String, String>, BTreeMap<String, String>) =
+                current
+                    .as_ref()
+                    .and_then(|c| c.data.clone())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .partition(|(key, source)| *key == agent_sources_key(trigger, source));
+            if current.is_some() && current_entries == entries {
+                return None;
             }
-            continue;
-        }
-        let list = ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(namespace.clone()),
-                labels: Some(BTreeMap::from([(
-                    AGENT_SOURCES_LABEL.to_string(),
-                    "true".to_string(),
-                )])),
+            // The last entry goes: so does the list (no leftovers once a cluster is gone).
+            let emptied = entries.is_empty() && others.is_empty();
+            if emptied && current.is_none() {
+                return None;
+            }
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+            let list = ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    namespace: Some(namespace),
+                    labels: Some(BTreeMap::from([(
+                        AGENT_SOURCES_LABEL.to_string(),
+                        "true".to_string(),
+                    )])),
+                    ..Default::default()
+                },
+                data: (!entries.is_empty()).then_some(entries),
                 ..Default::default()
-            },
-            data: (!entries.is_empty()).then_some(entries),
-            ..Default::default()
-        };
-        api.patch(&name, &params, &Patch::Apply(&list)).await?;
-        written += 1;
-    }
+            };
+            Some(async move {
+                if emptied {
+                    delete(&api, &name).await
+                } else {
+                    api.patch(&name, params, &Patch::Apply(&list)).await?;
+                    Ok(1)
+                }
+            })
+        });
+    let mut written = 0;
+    in_flight(writes.collect(), |count| written += count).await?;
     Ok(written)
 }
 

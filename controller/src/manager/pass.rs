@@ -164,7 +164,7 @@ impl Reconcile<'_> {
         memo.pending.clear();
         memo.last = None;
         let started = Instant::now();
-        let selection = match selection(trigger, caches, self.render) {
+        let selection = match selection(trigger, caches, self.render, None) {
             Ok(selection) => selection,
             Err(reason) => {
                 tracing::warn!(trigger = name, %reason, "cannot plan EventTrigger");
@@ -240,6 +240,15 @@ impl Reconcile<'_> {
             applied: apply::Applied::default(),
             failed: false,
         };
+        if clusters.len() > CLUSTERS_AT_ONCE {
+            // The pass may leave clusters to the next ones: their agents learn their
+            // EventSources now, or clusters that never reported (the least fresh) would not
+            // start evaluating until every fresher cluster was planned.
+            let selection = selection(trigger, caches, self.render, Some(clusters));
+            let selection = selection.map_err(ManagerError::Plan)?;
+            let lists = apply::source_lists(self.client, caches, name, &selection, Some(clusters));
+            step.applied.written += lists.await?;
+        }
         for (n, chunk) in order.chunks(CLUSTERS_AT_ONCE).enumerate() {
             let spent = started.elapsed();
             // A report that changed meanwhile goes first: the next pass starts with it.
