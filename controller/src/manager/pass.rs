@@ -240,13 +240,19 @@ impl Reconcile<'_> {
             applied: apply::Applied::default(),
             failed: false,
         };
+        // Clusters that have not reported are the least fresh: when the pass may stop before
+        // them, their agents learn their EventSources first, or they would not start
+        // evaluating until every fresher cluster was planned.
+        let mut unreported = BTreeSet::new();
         if clusters.len() > CLUSTERS_AT_ONCE {
-            // The pass may leave clusters to the next ones: their agents learn their
-            // EventSources now, or clusters that never reported (the least fresh) would not
-            // start evaluating until every fresher cluster was planned.
-            let selection = selection(trigger, caches, self.render, Some(clusters));
+            let never = clusters.iter().filter(|c| caches.fresh.at(c).is_none());
+            unreported.extend(never.cloned());
+        }
+        if !unreported.is_empty() {
+            let selection = selection(trigger, caches, self.render, Some(&unreported));
             let selection = selection.map_err(ManagerError::Plan)?;
-            let lists = apply::source_lists(self.client, caches, name, &selection, Some(clusters));
+            let lists =
+                apply::source_lists(self.client, caches, name, &selection, Some(&unreported));
             step.applied.written += lists.await?;
         }
         for (n, chunk) in order.chunks(CLUSTERS_AT_ONCE).enumerate() {
