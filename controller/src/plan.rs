@@ -607,6 +607,15 @@ mod tests {
         assert_eq!(selection.sources, whole.sources);
         assert_eq!(selection.held, whole.held);
         assert!(!whole.desired.profiles.is_empty());
+
+        // Within some clusters: what the whole selection says of those, nothing of others.
+        let paused = world.clusters[1].reference.clone();
+        let within = BTreeSet::from([paused.clone()]);
+        let some = super::selection(&trigger(), &world, &NameOnly, Some(&within)).unwrap();
+        assert_eq!(some.matching, [paused.clone()]);
+        assert_eq!(some.sources.get(&paused), whole.sources.get(&paused));
+        assert_eq!(some.sources.len(), 1);
+        assert_eq!(some.held.get(&paused), whole.held.get(&paused));
     }
 
     #[test]
