@@ -612,7 +612,7 @@ mod tests {
         let paused = world.clusters[1].reference.clone();
         let within = BTreeSet::from([paused.clone()]);
         let some = super::selection(&trigger(), &world, &NameOnly, Some(&within)).unwrap();
-        assert_eq!(some.matching, [paused.clone()]);
+        assert_eq!(some.matching, std::slice::from_ref(&paused));
         assert_eq!(some.sources.get(&paused), whole.sources.get(&paused));
         assert_eq!(some.sources.len(), 1);
         assert_eq!(some.held.get(&paused), whole.held.get(&paused));
