@@ -126,9 +126,12 @@ async fn every_cluster_reported(
     let events = watcher(reports, watcher::Config::default());
     let mut reports = std::pin::pin!(events.default_backoff().applied_objects());
     while let Some(report) = reports.next().await {
-        if let Ok(report) = report {
-            seen.insert((report.metadata.namespace, report.metadata.name));
-        }
+        // One cluster may hold reports of several sources: count clusters.
+        let cluster = report.ok().and_then(|r| {
+            let name = r.metadata.labels?.remove(EVENT_REPORT_CLUSTER_NAME_LABEL)?;
+            Some((r.metadata.namespace, name))
+        });
+        seen.extend(cluster);
         if seen.len() >= clusters {
             return Some(started.elapsed());
         }
@@ -494,12 +497,11 @@ async fn fleet(form: Form, clusters: usize, services: usize) {
         cpu_seconds(&sandbox.id().to_string()) - sandbox_cpu,
         cpu_seconds("self") - bench_cpu,
     );
-    let swept = match reported.is_finished() {
-        true => reported.await.unwrap(),
-        false => {
-            reported.abort();
-            None
-        }
+    let swept = if reported.is_finished() {
+        reported.await.unwrap()
+    } else {
+        reported.abort();
+        None
     };
     match swept {
         Some(after) => println!(
