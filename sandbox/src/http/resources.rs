@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// What a path addresses.
@@ -297,7 +298,7 @@ async fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
         let objects = page
             .items
             .iter()
-            .map(|item| store.to_version(&t.info, item))
+            .map(|item| store.to_version(&t.info, item).map(Cow::into_owned))
             .collect::<Result<Vec<Value>>>()?;
         let rv = page.resource_version.to_string();
         let body = table::table(
@@ -320,7 +321,7 @@ async fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
         let items = page
             .items
             .iter()
-            .map(|item| store.to_version(&t.info, item))
+            .map(|item| store.to_version(&t.info, item).map(Cow::into_owned))
             .collect::<Result<Vec<Value>>>()?;
         return Ok(response::json(
             200,
@@ -349,7 +350,7 @@ async fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
         if item.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
             serde_json::to_writer(&mut out, &**item)
         } else {
-            serde_json::to_writer(&mut out, &store.to_version(&t.info, item)?)
+            serde_json::to_writer(&mut out, &*store.to_version(&t.info, item)?)
         }
         .map_err(|e| Error::Internal(e.to_string()))?;
     }
@@ -369,6 +370,7 @@ fn get(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response>
         return Ok(response::json(200, &scale_of(&t.info, &obj)));
     }
     let obj = store.to_version(&t.info, &obj)?;
+    let obj = obj.as_ref();
     if t.sub.is_empty() && table::wanted(req) {
         let rv = obj["metadata"]["resourceVersion"]
             .as_str()
@@ -507,7 +509,7 @@ fn create(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
     let opts = write_options(store, req, t, "")?;
     let obj = store.create(&t.info, ns_of(t), body, &opts)?;
     Ok(warned(
-        response::json(201, &store.to_version(&t.info, &obj)?),
+        response::json(201, &*store.to_version(&t.info, &obj)?),
         &opts,
     ))
 }
@@ -548,7 +550,7 @@ fn update(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
     check_kind(&t.info, &body)?;
     let obj = store.update(&t.info, ns_of(t), name, body, &opts)?;
     Ok(warned(
-        response::json(200, &store.to_version(&t.info, &obj)?),
+        response::json(200, &*store.to_version(&t.info, &obj)?),
         &opts,
     ))
 }
@@ -601,7 +603,7 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
         return Ok(warned(
             response::json(
                 if existed { 200 } else { 201 },
-                &store.to_version(&t.info, &obj)?,
+                &*store.to_version(&t.info, &obj)?,
             ),
             &opts,
         ));
@@ -635,7 +637,7 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
         return Ok(response::json(200, &scale_of(&t.info, &obj)));
     }
     Ok(warned(
-        response::json(200, &store.to_version(&t.info, &obj)?),
+        response::json(200, &*store.to_version(&t.info, &obj)?),
         &opts,
     ))
 }
@@ -684,7 +686,7 @@ fn delete_options(req: &Req) -> Result<DeleteOptions> {
 fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response> {
     let opts = delete_options(req)?;
     match store.delete(&t.info, ns_of(t), name, &opts)? {
-        Deleted::Pending(obj) => Ok(response::json(200, &store.to_version(&t.info, &obj)?)),
+        Deleted::Pending(obj) => Ok(response::json(200, &*store.to_version(&t.info, &obj)?)),
         // These registries answer a delete with the deleted object (`ReturnDeletedObject`;
         // Services from 1.23, whose storage was rewritten).
         Deleted::Gone(obj)
@@ -698,7 +700,7 @@ fn delete(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Respon
                         | "services"
                 ) =>
         {
-            Ok(response::json(200, &store.to_version(&t.info, &obj)?))
+            Ok(response::json(200, &*store.to_version(&t.info, &obj)?))
         }
         Deleted::Gone(obj) => Ok(response::json(
             200,

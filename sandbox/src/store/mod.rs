@@ -14,6 +14,7 @@ use crate::registry::{GroupResource, Registry, ResourceInfo, crd_status, crd_sta
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::webhook::Endpoints;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::Path;
@@ -355,14 +356,15 @@ impl Store {
 
     /// `obj` as `info`'s version serves it. Objects are stored in the version they were
     /// written in; reads convert them (webhook CRDs through the converter, others by
-    /// relabelling, as with conversion strategy `None`).
-    pub fn to_version(&self, info: &ResourceInfo, obj: &Value) -> Result<Value> {
+    /// relabelling, as with conversion strategy `None`). An object already in that version is
+    /// borrowed, not copied: most reads and every write's answer are.
+    pub fn to_version<'a>(&self, info: &ResourceInfo, obj: &'a Value) -> Result<Cow<'a, Value>> {
         let av = info.api_version();
         if obj.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
-            return Ok(obj.clone());
+            return Ok(Cow::Borrowed(obj));
         }
         if crate::events::is_events_api(info) {
-            return Ok(crate::events::from_core(obj));
+            return Ok(Cow::Owned(crate::events::from_core(obj)));
         }
         if info.conversion_webhook {
             let converter = self.converter.read().ok().and_then(|c| c.clone());
@@ -373,7 +375,7 @@ impl Store {
                 }
                 (None, None) => Err("the CRD names no webhook".into()),
             };
-            return converted.map_err(|e| {
+            return converted.map(Cow::Owned).map_err(|e| {
                 Error::Internal(format!(
                     "conversion webhook for {} failed: {e}",
                     info.qualified()
@@ -382,7 +384,7 @@ impl Store {
         }
         let mut obj = obj.clone();
         obj["apiVersion"] = Value::String(av);
-        Ok(obj)
+        Ok(Cow::Owned(obj))
     }
 
     /// `obj` (written in `info`'s version) in the version it is stored in: converted by the
@@ -399,7 +401,11 @@ impl Store {
         else {
             return Ok(obj);
         };
-        self.to_version(&storage, &obj)
+        let converted = match self.to_version(&storage, &obj)? {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(converted) => Some(converted),
+        };
+        Ok(converted.unwrap_or(obj))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -242,7 +242,7 @@ impl Store {
             if old.get("apiVersion").and_then(Value::as_str) == Some(info.api_version().as_str()) {
                 old
             } else {
-                Arc::new(self.to_version(info, &old)?)
+                Arc::new(self.to_version(info, &old)?.into_owned())
             };
         let new = f(&old)?;
         let new = prepare_update(info, &old, new, opts)?;
