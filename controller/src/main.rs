@@ -4,6 +4,10 @@ use anyhow::Context;
 use clap::Parser;
 use sveltos_events_controller::{leader, run};
 
+/// mimalloc rather than glibc's malloc: see the workspace's Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The sveltos-events manager: watches EventTriggers, EventReports and clusters in the
 /// management cluster and keeps the generated ClusterProfiles, ConfigMaps and Secrets in step.
 #[derive(Debug, Parser)]

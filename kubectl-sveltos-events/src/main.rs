@@ -5,6 +5,11 @@ use kubectl_sveltos_events::{
     chain, check, complete, install, offline, register, sandbox_command, tui, uninstall, version,
 };
 
+/// mimalloc rather than glibc's malloc (the sandbox allocates per request and per watch
+/// event): see the workspace's Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Event-driven add-ons for Kubernetes, the Sveltos way.
 #[derive(Debug, Parser)]
 #[command(
