@@ -378,7 +378,7 @@ fn get(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response>
             .to_owned();
         let body = table::table(
             &t.info,
-            std::slice::from_ref(&obj),
+            std::slice::from_ref(obj),
             &rv,
             None,
             req.q("includeObject"),
@@ -386,9 +386,9 @@ fn get(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<Response>
         return Ok(response::json(200, &body));
     }
     if t.sub.is_empty() && partial::wanted(req) {
-        return Ok(response::json(200, &partial::object(&obj)));
+        return Ok(response::json(200, &partial::object(obj)));
     }
-    Ok(response::json(200, &obj))
+    Ok(response::json(200, obj))
 }
 
 fn scale_of(info: &ResourceInfo, obj: &Value) -> Value {
