@@ -347,12 +347,8 @@ async fn list(store: &Store, req: &Req, t: &Target<'_>) -> Result<Response> {
         if i > 0 {
             out.push(b',');
         }
-        if item.get("apiVersion").and_then(Value::as_str) == Some(av.as_str()) {
-            serde_json::to_writer(&mut out, &**item)
-        } else {
-            serde_json::to_writer(&mut out, &*store.to_version(&t.info, item)?)
-        }
-        .map_err(|e| Error::Internal(e.to_string()))?;
+        serde_json::to_writer(&mut out, &*store.to_version(&t.info, item)?)
+            .map_err(|e| Error::Internal(e.to_string()))?;
     }
     out.extend_from_slice(b"]}");
     let mut resp = Response::new(Body::from(out));

@@ -401,11 +401,16 @@ impl Store {
         else {
             return Ok(obj);
         };
-        let converted = match self.to_version(&storage, &obj)? {
+        Ok(self.converted(&storage, &obj)?.unwrap_or(obj))
+    }
+
+    /// `obj` converted to `info`'s version ([`Store::to_version`]), or none when it is in
+    /// that version already (the caller keeps what it holds).
+    fn converted(&self, info: &ResourceInfo, obj: &Value) -> Result<Option<Value>> {
+        Ok(match self.to_version(info, obj)? {
             Cow::Borrowed(_) => None,
             Cow::Owned(converted) => Some(converted),
-        };
-        Ok(converted.unwrap_or(obj))
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

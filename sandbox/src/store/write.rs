@@ -238,12 +238,10 @@ impl Store {
         let key = (ns.to_owned(), name.to_owned());
         let old = st.stored(info, ns, name)?;
         // Writes at another version than the stored one start from the converted object.
-        let old =
-            if old.get("apiVersion").and_then(Value::as_str) == Some(info.api_version().as_str()) {
-                old
-            } else {
-                Arc::new(self.to_version(info, &old)?.into_owned())
-            };
+        let old = match self.converted(info, &old)? {
+            Some(converted) => Arc::new(converted),
+            None => old,
+        };
         let new = f(&old)?;
         let new = prepare_update(info, &old, new, opts)?;
         if let Some(admit) = &opts.admit {
