@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::stream::{self, Stream, StreamExt};
 use kube::Client;
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
@@ -59,7 +59,8 @@ impl<K: Watched> Shared<K> {
             while let Some(event) = events.next().await {
                 let changed = settled.take(event, &reader);
                 if !changed.is_empty() {
-                    dispatch(&senders, &changed);
+                    let changed: Vec<Arc<K>> = changed.into_iter().map(Arc::new).collect();
+                    dispatch(&senders, &changed, &reader);
                 }
             }
         });
@@ -77,7 +78,8 @@ impl<K: Watched> Shared<K> {
 
     /// The objects whose change the store shows (see [`Settled`]), from now on: first the
     /// store's objects (what an earlier subscriber may already have seen), then each change.
-    pub fn objects(&self) -> impl Stream<Item = K> + Send + use<K> {
+    /// Every subscriber shares one copy of each object (the store's, or the changed one).
+    pub fn objects(&self) -> impl Stream<Item = Arc<K>> + Send + use<K> {
         let inbox = Arc::new(Inbox::default());
         inbox.replay();
         lock(&self.subscribers).push(Arc::clone(&inbox));
@@ -95,11 +97,16 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Passes `changed` to every subscriber still listening.
-fn dispatch<K: Clone>(subscribers: &Mutex<Vec<Arc<Inbox<K>>>>, changed: &[K]) {
+/// Passes `changed` to every subscriber still listening; `store` has applied the changes.
+fn dispatch<K: Watched>(
+    subscribers: &Mutex<Vec<Arc<Inbox<K>>>>,
+    changed: &[Arc<K>],
+    store: &Store<K>,
+) {
+    let gone = |object: &Arc<K>| store.get(&ObjectRef::from_obj(object.as_ref())).is_none();
     // A subscriber that went away holds the only other reference to its inbox.
     lock(subscribers).retain(|inbox| {
-        inbox.push(changed);
+        inbox.push(changed, gone);
         Arc::strong_count(inbox) > 1
     });
 }
@@ -111,7 +118,8 @@ struct Inbox<K> {
 }
 
 struct Waiting<K> {
-    objects: VecDeque<K>,
+    /// The changed objects; while `replay` is owed, only those the store no longer holds.
+    objects: VecDeque<Arc<K>>,
     /// Fell more than [`INBOX`] behind (or just came): owed the whole store.
     replay: bool,
 }
@@ -128,16 +136,22 @@ impl<K> Default for Inbox<K> {
     }
 }
 
-impl<K: Clone> Inbox<K> {
-    fn push(&self, changed: &[K]) {
+impl<K: Watched> Inbox<K> {
+    /// Takes `changed`. A subscriber further behind than [`INBOX`] is owed the store instead,
+    /// and still every object `gone` says the store no longer holds: the store cannot tell
+    /// a deletion, which would otherwise be lost.
+    fn push(&self, changed: &[Arc<K>], gone: impl Fn(&Arc<K>) -> bool) {
         let mut waiting = lock(&self.waiting);
-        if !waiting.replay {
-            if waiting.objects.len() + changed.len() > INBOX {
-                waiting.objects.clear();
-                waiting.replay = true;
-            } else {
-                waiting.objects.extend(changed.iter().cloned());
-            }
+        if !waiting.replay && waiting.objects.len() + changed.len() > INBOX {
+            waiting.objects.retain(&gone);
+            waiting.replay = true;
+        }
+        if waiting.replay {
+            waiting
+                .objects
+                .extend(changed.iter().filter(|o| gone(o)).cloned());
+        } else {
+            waiting.objects.extend(changed.iter().cloned());
         }
         drop(waiting);
         self.ready.notify_one();
@@ -151,17 +165,16 @@ impl<K: Clone> Inbox<K> {
         self.ready.notify_one();
     }
 
-    /// The next changes: the whole store when owed, else what is waiting, else the next push.
-    async fn next(&self, store: &Store<K>) -> Vec<K>
-    where
-        K: kube::Resource + 'static,
-        K::DynamicType: Eq + std::hash::Hash + Clone,
-    {
+    /// The next changes: when owed the store, the objects gone from it then the store's
+    /// objects; else what is waiting, else the next push.
+    async fn next(&self, store: &Store<K>) -> Vec<Arc<K>> {
         loop {
             {
                 let mut waiting = lock(&self.waiting);
                 if std::mem::take(&mut waiting.replay) {
-                    return store.state().iter().map(|o| o.as_ref().clone()).collect();
+                    let mut objects: Vec<Arc<K>> = waiting.objects.drain(..).collect();
+                    objects.extend(store.state());
+                    return objects;
                 }
                 if !waiting.objects.is_empty() {
                     return waiting.objects.drain(..).collect();
@@ -178,17 +191,19 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::runtime::reflector;
 
-    fn config_map(name: &str) -> ConfigMap {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "namespace": "default"}
-        }))
-        .unwrap()
+    fn config_map(name: &str) -> Arc<ConfigMap> {
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "default"}
+            }))
+            .unwrap(),
+        )
     }
 
-    fn names(objects: Vec<ConfigMap>) -> Vec<String> {
+    fn names(objects: Vec<Arc<ConfigMap>>) -> Vec<String> {
         let mut names: Vec<String> = objects
             .into_iter()
-            .map(|c| c.metadata.name.unwrap())
+            .map(|c| c.metadata.name.clone().unwrap())
             .collect();
         names.sort();
         names
@@ -197,27 +212,70 @@ mod tests {
     #[tokio::test]
     async fn a_subscriber_gets_the_store_first_then_every_change_or_the_store_when_behind() {
         let (store, mut writer) = reflector::store::<ConfigMap>();
-        writer.apply_watcher_event(&watcher::Event::Apply(config_map("a")));
+        let mut apply = |name: &str| {
+            let object = config_map(name).as_ref().clone();
+            writer.apply_watcher_event(&watcher::Event::Apply(object));
+        };
+        apply("a");
         let subscribers: Mutex<Vec<Arc<Inbox<ConfigMap>>>> = Mutex::default();
         let inbox = Arc::new(Inbox::default());
         inbox.replay();
         lock(&subscribers).push(Arc::clone(&inbox));
         assert_eq!(names(inbox.next(&store).await), ["a"]);
 
-        dispatch(&subscribers, &[config_map("b"), config_map("c")]);
-        dispatch(&subscribers, &[config_map("d")]);
+        for name in ["b", "c", "d"] {
+            apply(name);
+        }
+        dispatch(&subscribers, &[config_map("b"), config_map("c")], &store);
+        dispatch(&subscribers, &[config_map("d")], &store);
         assert_eq!(names(inbox.next(&store).await), ["b", "c", "d"]);
 
-        // Further behind than the inbox holds: the store instead of the changes.
-        let flood: Vec<ConfigMap> = (0..=INBOX).map(|i| config_map(&format!("x{i}"))).collect();
-        dispatch(&subscribers, &flood);
-        dispatch(&subscribers, &[config_map("e")]);
-        assert_eq!(names(inbox.next(&store).await), ["a"]);
+        // Further behind than the inbox holds: the store instead of the changes, and each
+        // object gone from it (the store cannot tell those), whether it went before or after
+        // the inbox overflowed.
+        let flood: Vec<String> = (0..INBOX).map(|i| format!("x{i}")).collect();
+        for name in flood.iter().chain([&"e".to_owned()]) {
+            apply(name);
+        }
+        let flood: Vec<Arc<ConfigMap>> = flood.iter().map(|name| config_map(name)).collect();
+        dispatch(
+            &subscribers,
+            &[config_map("gone-before"), config_map("x0")],
+            &store,
+        );
+        dispatch(&subscribers, &flood[1..], &store);
+        dispatch(
+            &subscribers,
+            &[config_map("gone-after"), config_map("e")],
+            &store,
+        );
+        let got = names(inbox.next(&store).await);
+        assert_eq!(got.len(), store.state().len() + 2);
+        let named = |wanted: &str| got.iter().filter(|name| *name == wanted).count();
+        for (name, times) in [("gone-before", 1), ("gone-after", 1), ("e", 1), ("x0", 1)] {
+            assert_eq!(named(name), times, "{name}");
+        }
         assert!(lock(&inbox.waiting).objects.is_empty());
 
         // A subscriber that went away is dropped.
         drop(inbox);
-        dispatch(&subscribers, &[config_map("f")]);
+        dispatch(&subscribers, &[config_map("f")], &store);
         assert!(lock(&subscribers).is_empty());
+    }
+
+    #[tokio::test]
+    async fn every_subscriber_shares_one_copy_of_a_changed_object() {
+        let (store, _writer) = reflector::store::<ConfigMap>();
+        let subscribers: Mutex<Vec<Arc<Inbox<ConfigMap>>>> = Mutex::default();
+        let inboxes = [Arc::new(Inbox::default()), Arc::new(Inbox::default())];
+        for inbox in &inboxes {
+            lock(&subscribers).push(Arc::clone(inbox));
+        }
+        let changed = config_map("a");
+        dispatch(&subscribers, std::slice::from_ref(&changed), &store);
+        for inbox in &inboxes {
+            let got = inbox.next(&store).await;
+            assert!(Arc::ptr_eq(&got[0], &changed));
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The watches the manager and the deployer of one process share: one reflector per kind
-//! both read (ConfigMaps, Secrets, ClusterSets, SveltosClusters), the Cluster API watch, and
-//! the clusters made from them.
+//! both read (ConfigMaps, Secrets, ClusterProfiles, ClusterSets, SveltosClusters), the
+//! Cluster API watch, and the clusters made from them.
 
-use api::v1beta1::{ClusterSet, SveltosCluster};
+use api::v1beta1::{ClusterProfile, ClusterSet, SveltosCluster};
 use clusters::shared::Shared;
 use clusters::{CapiClusters, Registry};
 use futures_util::stream::{BoxStream, StreamExt};
@@ -24,6 +24,9 @@ pub struct Watches {
     pub config_maps: Shared<ConfigMap>,
     /// Every Secret.
     pub secrets: Shared<Secret>,
+    /// Every ClusterProfile: the deployer deploys them all, the manager reads those it
+    /// generated.
+    pub profiles: Shared<ClusterProfile>,
     /// Every ClusterSet.
     pub cluster_sets: Shared<ClusterSet>,
     /// Every SveltosCluster.
@@ -48,6 +51,7 @@ impl Watches {
         Watches {
             config_maps: Shared::start(client, all()),
             secrets: Shared::start(client, all()),
+            profiles: Shared::start(client, all()),
             cluster_sets: Shared::start(client, all()),
             sveltos_clusters,
             fleet: Fleet::new(registry, scope),

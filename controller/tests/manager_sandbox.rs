@@ -335,6 +335,63 @@ async fn reports_become_profiles_and_go_away_with_events_and_triggers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_profiles_deleted_or_unlabelled_by_hand_come_back_and_others_stay_alone() {
+    let (sandbox, client, manager) = running().await;
+    let names = || async {
+        let mut names: Vec<String> = profiles(&client)
+            .await
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        names.sort();
+        names
+    };
+    let generated = eventually("two profiles", || async {
+        let found = names().await;
+        (found.len() == 2).then_some(found)
+    })
+    .await;
+    // A profile of the user's own, which the manager reads through the same cache.
+    create(
+        &client,
+        json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
+            "metadata": {"name": "mine", "labels": {"team": "a"}},
+            "spec": {"clusterSelector": {"matchLabels": {"env": "fv"}}}}),
+    )
+    .await;
+    let api: Api<ClusterProfile> = Api::all(client.clone());
+    let unlabel = json!({"metadata": {"labels": {EVENT_TRIGGER_NAME_LABEL: null}}});
+    api.patch(
+        &generated[0],
+        &PatchParams::default(),
+        &Patch::Merge(&unlabel),
+    )
+    .await
+    .unwrap();
+    eventually("the unlabelled profile back", || async {
+        (names().await == generated).then_some(())
+    })
+    .await;
+    api.delete(&generated[1], &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the deleted profile back", || async {
+        (names().await == generated).then_some(())
+    })
+    .await;
+    let mine = api.get("mine").await.unwrap();
+    assert_eq!(
+        mine.metadata.labels,
+        Some([("team".to_owned(), "a".to_owned())].into())
+    );
+    assert!(mine.spec.policy_refs.is_empty());
+    assert_eq!(profiles(&client).await.len(), 2);
+
+    manager.abort();
+    sandbox.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn template_edits_source_deletion_and_cluster_relabelling_converge() {
     let (sandbox, client, manager) = running().await;
     eventually("two profiles", || async {

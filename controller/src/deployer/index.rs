@@ -157,22 +157,12 @@ impl References {
 }
 
 impl ByReference {
-    /// Follows one event of the profile watch; `store` is the reflector's, which has
-    /// applied it.
-    pub fn follow(&self, event: &Event<ClusterProfile>, store: &Store<ClusterProfile>) {
-        let mut index = lock(&self.0);
-        let name = |p: &ClusterProfile| p.metadata.name.clone().unwrap_or_default();
-        match event {
-            Event::Apply(profile) => index.reindex(&name(profile), Some(profile)),
-            Event::Delete(profile) => index.reindex(&name(profile), None),
-            Event::InitDone => {
-                *index = References::default();
-                for profile in store.state() {
-                    index.reindex(&name(&profile), Some(&profile));
-                }
-            }
-            Event::Init | Event::InitApply(_) => {}
-        }
+    /// Follows a profile the store shows changed: indexed as the store holds it now, or
+    /// forgotten when the store no longer does.
+    pub fn follow(&self, changed: &ClusterProfile, store: &Store<ClusterProfile>) {
+        let name = changed.metadata.name.as_deref().unwrap_or_default();
+        let now = store.get(&ObjectRef::new(name));
+        lock(&self.0).reindex(name, now.as_deref());
     }
 
     /// The profiles that may read the `kind` object named `name` (in some namespace).
@@ -279,7 +269,14 @@ mod tests {
     fn profiles_are_found_by_what_they_name_and_templates_by_anything() {
         let (reader, mut writer) = store::<ClusterProfile>();
         let index = ByReference::default();
-        let mut send = |event| deliver(&mut writer, &reader, event, &index, ByReference::follow);
+        // As the shared watch passes them on: the objects each event settled in the store.
+        let mut settled = clusters::watch::Settled::default();
+        let mut send = |event: Event<ClusterProfile>| {
+            writer.apply_watcher_event(&event);
+            for profile in settled.take(event, &reader) {
+                index.follow(&profile, &reader);
+            }
+        };
         let names_policies = serde_json::json!({"policyRefs": [
             {"kind": "ConfigMap", "name": "policies", "namespace": "default"}]});
         let names_creds = serde_json::json!({"templateResourceRefs": [

@@ -153,7 +153,7 @@ pub async fn run(
     telemetry.expect(CONTROLLER);
     let queue = Arc::new(Queue::default());
     let all = watcher::Config::default;
-    let (profiles, profile_events) = events::<ClusterProfile>(Api::all(client.clone()), all());
+    let (profiles, profile_events) = (shared.profiles.store(), shared.profiles.objects());
     let (fleet, fleet_events) = (shared.fleet.clone(), shared.fleet_changes());
     let (cluster_sets, cluster_set_events) =
         (shared.cluster_sets.store(), shared.cluster_sets.objects());
@@ -218,13 +218,10 @@ pub async fn run(
     let profile_task = {
         let queue = Arc::clone(&queue);
         let caches = caches.clone();
-        let mut settled = Settled::default();
-        profile_events.for_each(move |event| {
-            caches.by_reference.follow(&event, &caches.profiles);
-            for profile in settled.take(event, &caches.profiles) {
-                if !caches.echoes.is_echo(PROFILE, &profile.metadata) {
-                    queue.mark(profile.name_any_or_default());
-                }
+        profile_events.for_each(move |profile| {
+            caches.by_reference.follow(&profile, &caches.profiles);
+            if !caches.echoes.is_echo(PROFILE, &profile.metadata) {
+                queue.mark(profile.name_any_or_default());
             }
             async {}
         })

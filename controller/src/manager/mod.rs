@@ -21,8 +21,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use api::labels::EVENT_TRIGGER_NAME_LABEL;
-use api::v1beta1::{ClusterProfile, EventReport, EventSource, EventTrigger};
+use api::v1beta1::{EventReport, EventSource, EventTrigger};
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::PostParams;
@@ -111,7 +110,6 @@ fn start_watches(
     queue: &Arc<Queue<Part>>,
 ) -> (Caches, impl Future<Output = ()> + use<>) {
     let all = watcher::Config::default;
-    let generated = || watcher::Config::default().labels(EVENT_TRIGGER_NAME_LABEL);
     let (triggers, trigger_events) = reflect::<EventTrigger>(client, all());
     let (fleet, fleet_events) = (shared.fleet.clone(), shared.fleet_changes());
     let (cluster_sets, cluster_set_events) =
@@ -121,7 +119,7 @@ fn start_watches(
     let (config_maps, config_map_events) =
         (shared.config_maps.store(), shared.config_maps.objects());
     let (secrets, secret_events) = (shared.secrets.store(), shared.secrets.objects());
-    let (profiles, profile_events) = reflect::<ClusterProfile>(client, generated());
+    let (profiles, profile_events) = (shared.profiles.store(), shared.profiles.objects());
     let caches = Caches {
         triggers,
         fleet,
@@ -233,13 +231,18 @@ fn start_watches(
             async {}
         })
     };
+    // A generated object that leaves its trigger (deleted, or its labels edited away) is
+    // that trigger's work too: the watch no longer shows it as the trigger's.
     let config_map_task = {
         let (mark, caches) = (mark.clone(), caches.clone());
         config_map_events.for_each(move |c| {
             let version = c.metadata.resource_version.as_deref();
             let present = cached(&caches.config_maps, &c.metadata);
-            caches.saw_generated("ConfigMap", &c.metadata, present);
+            let left = caches.saw_generated("ConfigMap", &c.metadata, present);
             let echo = caches.is_echo("ConfigMap", &c.metadata, present, version);
+            if let Some(trigger) = left {
+                mark(Work::Trigger(trigger));
+            }
             mark(marks::config_object(&c.metadata, echo));
             async {}
         })
@@ -250,8 +253,11 @@ fn start_watches(
             let work = marks::companion_source(&s.metadata).unwrap_or_else(|| {
                 let version = s.metadata.resource_version.as_deref();
                 let present = cached(&caches.secrets, &s.metadata);
-                caches.saw_generated("Secret", &s.metadata, present);
+                let left = caches.saw_generated("Secret", &s.metadata, present);
                 let echo = caches.is_echo("Secret", &s.metadata, present, version);
+                if let Some(trigger) = left {
+                    mark(Work::Trigger(trigger));
+                }
                 marks::config_object(&s.metadata, echo)
             });
             mark(work);
@@ -262,7 +268,7 @@ fn start_watches(
         let caches = caches.clone();
         profile_events.for_each(move |p| {
             let present = cached(&caches.profiles, &p.metadata);
-            caches.saw_generated("ClusterProfile", &p.metadata, present);
+            let left = caches.saw_generated("ClusterProfile", &p.metadata, present);
             let generation = p.metadata.generation.map(|g| g.to_string());
             let echo = caches.is_echo(
                 "ClusterProfile",
@@ -270,6 +276,9 @@ fn start_watches(
                 present,
                 generation.as_deref(),
             );
+            if let Some(trigger) = left {
+                mark(Work::Trigger(trigger));
+            }
             mark(marks::profile(&p.metadata, echo));
             async {}
         })

@@ -24,24 +24,27 @@ pub struct Owned {
 
 impl Owned {
     /// Records what a watch event shows of generated object `object`: `labels` while the
-    /// cache holds it (`present`), else that it is gone.
+    /// cache holds it (`present`), else that it is gone. Returns the trigger it belonged to
+    /// when it no longer does (gone, or its labels name another trigger or none).
     pub fn seen(
         &mut self,
         object: Object,
         labels: Option<&BTreeMap<String, String>>,
         present: bool,
-    ) {
+    ) -> Option<String> {
         let trigger = labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL));
         let owner = match (trigger, source_cluster(labels)) {
             (Some(trigger), Some(cluster)) if present => Some((trigger.clone(), cluster)),
             _ => None,
         };
+        let owner_trigger = owner.as_ref().map(|(trigger, _)| trigger.clone());
         if self.owners.get(&object) == owner.as_ref() {
-            return;
+            return None;
         }
-        if let Some((trigger, cluster)) = self.owners.remove(&object) {
+        let former = self.owners.remove(&object).map(|(trigger, cluster)| {
             self.remove(&trigger, &cluster, &object);
-        }
+            trigger
+        });
         if let Some((trigger, cluster)) = owner {
             let clusters = self.objects.entry(trigger.clone()).or_default();
             clusters
@@ -50,6 +53,7 @@ impl Owned {
                 .insert(object.clone());
             self.owners.insert(object, (trigger, cluster));
         }
+        former.filter(|former| owner_trigger.as_ref() != Some(former))
     }
 
     fn remove(&mut self, trigger: &str, cluster: &ClusterRef, object: &Object) {
@@ -125,7 +129,7 @@ mod tests {
         assert_eq!(owned.of("t", &BTreeSet::from([b.clone()]))[0].0, b.clone());
 
         // Relabelled to another cluster, then to no trigger: it moves, then leaves.
-        owned.seen(object("p1"), Some(&labels("t", &b)), true);
+        assert_eq!(owned.seen(object("p1"), Some(&labels("t", &b)), true), None);
         assert_eq!(
             names(owned.of("t", &BTreeSet::from([a.clone()]))),
             Vec::<String>::new()
@@ -134,11 +138,14 @@ mod tests {
             names(owned.of("t", &BTreeSet::from([b.clone()]))),
             ["p1", "p2"]
         );
-        owned.seen(object("p1"), Some(&BTreeMap::new()), true);
+        let left = owned.seen(object("p1"), Some(&BTreeMap::new()), true);
+        assert_eq!(left.as_deref(), Some("t"), "the trigger it left is told");
         assert_eq!(names(owned.of("t", &both)), ["p2"]);
+        assert_eq!(owned.seen(object("p1"), Some(&BTreeMap::new()), true), None);
 
         // Deleted: gone, and nothing of the trigger is kept once its last object goes.
-        owned.seen(object("p2"), Some(&labels("t", &b)), false);
+        let left = owned.seen(object("p2"), Some(&labels("t", &b)), false);
+        assert_eq!(left.as_deref(), Some("t"));
         assert!(owned.of("t", &both).is_empty());
         assert!(!owned.objects.contains_key("t"));
         assert_eq!(names(owned.of("other", &both)), ["p3"]);
