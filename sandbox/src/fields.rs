@@ -217,20 +217,26 @@ fn collect(value: &Value, lists: Lists<'_>, path: &mut FieldPath, out: &mut Fiel
 /// Encode a set as `FieldsV1` (`{"f:spec":{"f:size":{}}}`; list items as `k:`/`v:` members,
 /// a list-map item that is a member itself with `.`).
 pub fn to_fields_v1(set: &FieldSet) -> Value {
+    // Member names are made in one buffer: paths share their prefixes, whose members exist.
+    let mut name = String::new();
+    let member = |name: &mut String, key: &str| {
+        name.clear();
+        if !is_item(key) {
+            name.push_str("f:");
+        }
+        name.push_str(key);
+    };
     let mut root = Map::new();
     for path in set {
         let mut cur = &mut root;
         for key in path {
-            let name = if is_item(key) {
-                key.clone()
-            } else {
-                format!("f:{key}")
-            };
-            let entry = cur.entry(name).or_insert_with(|| Value::Object(Map::new()));
-            if !entry.is_object() {
-                *entry = Value::Object(Map::new());
+            member(&mut name, key);
+            if !cur.get(name.as_str()).is_some_and(Value::is_object) {
+                cur.insert(name.clone(), Value::Object(Map::new()));
             }
-            let Value::Object(next) = entry else { break };
+            let Some(Value::Object(next)) = cur.get_mut(name.as_str()) else {
+                break;
+            };
             cur = next;
         }
     }
@@ -240,11 +246,7 @@ pub fn to_fields_v1(set: &FieldSet) -> Value {
         .filter(|p| p.last().is_some_and(|k| k.starts_with("k:")))
     {
         let node = path.iter().try_fold(&mut root, |cur, key| {
-            let name = if is_item(key) {
-                key.clone()
-            } else {
-                format!("f:{key}")
-            };
+            member(&mut name, key);
             cur.get_mut(name.as_str())
         });
         if let Some(Value::Object(node)) = node

@@ -1,8 +1,10 @@
 //! Patch application: JSON merge patch, JSON patch, server-side apply and managedFields.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
 use crate::fields::{self, FieldSet};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The patch types of the Kubernetes API, by request `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,18 +109,23 @@ pub fn managed_entries(obj: &Value) -> Vec<ManagedEntry> {
 
 /// Write `metadata.managedFields` (dropping entries that own nothing).
 pub fn set_managed_entries(obj: &mut Value, entries: &[ManagedEntry]) {
+    let text = |s: &str| Value::String(s.to_owned());
+    // Built in place: `json!` would copy each encoded field set once more.
     let list: Vec<Value> = entries
         .iter()
         .filter(|e| !e.fields.is_empty())
         .map(|e| {
-            let mut m = json!({
-                "manager": e.manager, "operation": e.operation, "apiVersion": e.api_version,
-                "time": e.time, "fieldsType": "FieldsV1", "fieldsV1": fields::to_fields_v1(&e.fields),
-            });
+            let mut m = Map::new();
+            m.insert("manager".into(), text(&e.manager));
+            m.insert("operation".into(), text(&e.operation));
+            m.insert("apiVersion".into(), text(&e.api_version));
+            m.insert("time".into(), text(&e.time));
+            m.insert("fieldsType".into(), text("FieldsV1"));
+            m.insert("fieldsV1".into(), fields::to_fields_v1(&e.fields));
             if !e.subresource.is_empty() {
-                m["subresource"] = Value::String(e.subresource.clone());
+                m.insert("subresource".into(), text(&e.subresource));
             }
-            m
+            Value::Object(m)
         })
         .collect();
     let md = crate::meta::metadata_mut(obj);
@@ -279,11 +286,20 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
             fields::remove(&mut result, p);
         }
     }
-    let mut body = applied.clone();
-    if w.subresource == "status" {
-        body = json!({ "status": applied.get("status").cloned().unwrap_or(Value::Null) });
-    }
-    if let Some(md) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+    // What is merged: the applied configuration (its status alone for the status
+    // subresource), without managedFields; copied only when it must change.
+    let mut body = if w.subresource == "status" {
+        let status = applied.get("status").cloned().unwrap_or(Value::Null);
+        Cow::Owned(Value::Object(Map::from_iter([("status".into(), status)])))
+    } else {
+        Cow::Borrowed(applied)
+    };
+    if body.pointer("/metadata/managedFields").is_some()
+        && let Some(md) = body
+            .to_mut()
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+    {
         md.remove("managedFields");
     }
     fields::merge_applied(&mut result, &body, w.lists);
@@ -303,6 +319,7 @@ pub fn apply(live: Option<&Value>, applied: &Value, w: &Writer<'_>, force: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn w(m: &str) -> Writer<'_> {
         Writer {

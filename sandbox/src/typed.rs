@@ -131,33 +131,43 @@ pub fn decode(info: &ResourceInfo, object: &mut Value) -> Result<Vec<String>> {
         ))
     })?;
     let mut unknown = Vec::new();
-    drop_unknown(object, &read, "", &mut unknown);
+    drop_unknown(object, &read, &mut String::new(), &mut unknown);
     Ok(unknown)
 }
 
 /// Removes from `written` every non-null field that `read` (its typed reading) lacks,
-/// recording each one's path.
-fn drop_unknown(written: &mut Value, read: &Value, path: &str, unknown: &mut Vec<String>) {
+/// recording each one's path. `path` is where `written` is, grown and shrunk in place as the
+/// walk goes (a path is made only for a field that is dropped).
+fn drop_unknown(written: &mut Value, read: &Value, path: &mut String, unknown: &mut Vec<String>) {
+    let depth = path.len();
     match (written, read) {
         (Value::Object(fields), Value::Object(known)) => {
             fields.retain(|name, value| {
-                let here = crate::structural::joined(path, name);
-                match known.get(name) {
+                if depth > 0 {
+                    path.push('.');
+                }
+                path.push_str(name);
+                let keep = match known.get(name) {
                     Some(read) => {
-                        drop_unknown(value, read, &here, unknown);
+                        drop_unknown(value, read, path, unknown);
                         true
                     }
                     None if value.is_null() => true,
                     None => {
-                        unknown.push(here);
+                        unknown.push(path.clone());
                         false
                     }
-                }
+                };
+                path.truncate(depth);
+                keep
             });
         }
         (Value::Array(items), Value::Array(known)) => {
             for (i, (item, read)) in items.iter_mut().zip(known).enumerate() {
-                drop_unknown(item, read, &format!("{path}[{i}]"), unknown);
+                use std::fmt::Write as _;
+                let _ = write!(path, "[{i}]");
+                drop_unknown(item, read, path, unknown);
+                path.truncate(depth);
             }
         }
         _ => {}

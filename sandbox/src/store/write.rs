@@ -366,11 +366,12 @@ fn prepare_update(
         return Err(conflict(info, meta_str(old, "name")));
     }
     if opts.subresource == "status" {
-        let status = new.get("status").cloned();
+        // Taken from the request, which is dropped for a copy of the stored object.
+        let status = new.as_object_mut().and_then(|m| m.remove("status"));
         let managed = new
-            .get("metadata")
-            .and_then(|m| m.get("managedFields"))
-            .cloned();
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .and_then(|m| m.remove("managedFields"));
         new = old.clone();
         match status {
             Some(s) => new["status"] = s,
