@@ -4,6 +4,7 @@
 //! The "decide" modules here are pure (inputs -> desired objects) and unit-tested without a
 //! server; the reconcilers that read and write the cluster are thin layers on top.
 
+pub mod answer;
 pub mod deployer;
 pub mod engine;
 pub mod event_data;

@@ -12,7 +12,6 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use kube::Resource;
 use kube::api::ObjectMeta;
 
 use crate::queue::Queue;
@@ -61,15 +60,15 @@ impl Echoes {
 
     /// Makes `write` of `kind` object `namespace/name` in a pass over `profile`, which is
     /// marked for another pass when the object changed besides meanwhile.
-    pub async fn write<K: Resource>(
+    pub async fn write(
         &self,
         (kind, namespace, name): (&'static str, &str, &str),
         profile: &str,
-        write: impl Future<Output = kube::Result<K>>,
-    ) -> kube::Result<K> {
+        write: impl Future<Output = kube::Result<ObjectMeta>>,
+    ) -> kube::Result<ObjectMeta> {
         self.writing(kind, namespace, name);
         let result = write.await;
-        let written = result.as_ref().ok().map(Resource::meta);
+        let written = result.as_ref().ok();
         if self.written(kind, namespace, name, written) {
             self.queue.mark(profile);
         }

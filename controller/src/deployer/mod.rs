@@ -38,6 +38,7 @@ use kube::runtime::watcher;
 use kube::{Client, Resource};
 use serde_json::{Value, json};
 
+use crate::answer;
 use crate::engine::GoTemplates;
 use crate::fleet::{Cluster, Fleet, select};
 use crate::identity::{ClusterRef, source_cluster};
@@ -769,13 +770,13 @@ async fn apply_summary_spec(
             "clusterType": reference.cluster_type, "clusterProfileSpec": spec,
         }
     });
-    let api = Api::<ClusterSummary>::namespaced(client.clone(), &reference.namespace);
     let (params, apply) = (
         PatchParams::apply(SUMMARY_MANAGER).force(),
         Patch::Apply(&body),
     );
     let place = (SUMMARY, reference.namespace.as_str(), name.as_str());
-    let write = api.patch(&name, &params, &apply);
+    let at = (Some(place.1), place.2);
+    let write = answer::patch::<ClusterSummary>(client, at, None, &params, &apply);
     echoes.write(place, profile, write).await?;
     Ok(())
 }
@@ -803,7 +804,6 @@ async fn write_summary(
         apply_summary_spec(client, echoes, profile, spec, cluster, &intended).await?;
     }
     let name = summary_name(profile, cluster);
-    let api: Api<ClusterSummary> = Api::namespaced(client.clone(), &cluster.reference.namespace);
     let resources = match (&outcome.dry_run, outcome.failure.as_deref()) {
         (Some(_), None) => feature(
             FeatureId::Resources,
@@ -832,7 +832,8 @@ async fn write_summary(
     if !unchanged {
         let (params, merge) = (PatchParams::default(), Patch::Merge(&status));
         let place = (SUMMARY, cluster.reference.namespace.as_str(), name.as_str());
-        let write = api.patch_status(&name, &params, &merge);
+        let at = (Some(place.1), place.2);
+        let write = answer::patch::<ClusterSummary>(client, at, Some("status"), &params, &merge);
         echoes.write(place, profile, write).await?;
     }
     Ok(())
@@ -864,11 +865,11 @@ async fn write_profile_status(
     if before == refs.as_slice() {
         return Ok(());
     }
-    let api: Api<ClusterProfile> = Api::all(client.clone());
     let patch = json!({"status": {"matchingClusters": refs}});
     let name = profile.name_any_or_default();
     let (params, merge) = (PatchParams::default(), Patch::Merge(&patch));
-    let write = api.patch_status(&name, &params, &merge);
+    let write =
+        answer::patch::<ClusterProfile>(client, (None, &name), Some("status"), &params, &merge);
     match caches
         .echoes
         .write((PROFILE, "", &name), &name, write)

@@ -22,6 +22,7 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client, Resource, ResourceExt};
 
+use crate::answer;
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::Generated;
 use crate::manager::caches::{Caches, generated_by};
@@ -327,7 +328,7 @@ pub async fn apply(
                     SVELTOS_NAMESPACE,
                     generated.name.as_str(),
                 );
-                let write = write_generated(&config_maps, &secrets, &params, generated);
+                let write = write_generated(client, &params, generated);
                 Some(announced(caches, place, write, &disturbed))
             }
             Item::Profile(_) => None,
@@ -341,16 +342,15 @@ pub async fn apply(
         .await?;
         let writes = chunk.iter().filter_map(|(_, item)| match item {
             Item::Profile(profile) => {
-                let (profiles, params) = (&profiles, &params);
+                let params = &params;
                 let name = profile.metadata.name.as_deref().unwrap_or_default();
                 if let Some(at) = plan.desired.seen.get(name) {
                     // The deployer deploys it before profiles of older events.
                     caches.fresh.profile_event(name, *at);
                 }
                 let write = async move {
-                    profiles
-                        .patch(name, params, &Patch::Apply(profile.as_ref()))
-                        .await
+                    let body = Patch::Apply(profile.as_ref());
+                    answer::patch::<ClusterProfile>(client, (None, name), None, params, &body).await
                 };
                 Some(announced(
                     caches,
@@ -362,8 +362,8 @@ pub async fn apply(
             Item::Generated(_) => None,
         });
         applied.written += in_flight(writes.collect(), |written| {
-            let version = written.metadata.generation.map(|g| g.to_string());
-            if caches.wrote(trigger, "ClusterProfile", &written.metadata, version) {
+            let version = written.generation.map(|g| g.to_string());
+            if caches.wrote(trigger, "ClusterProfile", &written, version) {
                 disturbed.store(true, Ordering::Relaxed);
             }
         })
@@ -540,22 +540,19 @@ async fn in_flight<T>(
 /// Writes (server-side apply) one generated ConfigMap or Secret; its kind and metadata as the
 /// server answered.
 async fn write_generated(
-    config_maps: &Api<ConfigMap>,
-    secrets: &Api<Secret>,
+    client: &Client,
     params: &PatchParams,
     generated: &Generated,
 ) -> kube::Result<(&'static str, ObjectMeta)> {
-    let name = &generated.name;
+    let place = (Some(SVELTOS_NAMESPACE), generated.name.as_str());
     if generated.kind == "Secret" {
-        let written = secrets
-            .patch(name, params, &Patch::Apply(&secret(generated)))
-            .await?;
-        Ok(("Secret", written.metadata))
+        let body = Patch::Apply(secret(generated));
+        let written = answer::patch::<Secret>(client, place, None, params, &body).await?;
+        Ok(("Secret", written))
     } else {
-        let written = config_maps
-            .patch(name, params, &Patch::Apply(&config_map(generated)))
-            .await?;
-        Ok(("ConfigMap", written.metadata))
+        let body = Patch::Apply(config_map(generated));
+        let written = answer::patch::<ConfigMap>(client, place, None, params, &body).await?;
+        Ok(("ConfigMap", written))
     }
 }
 
