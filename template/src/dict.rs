@@ -85,6 +85,11 @@ impl Dict {
             .remove(key);
     }
 
+    /// Whether someone else holds this map too, as far as a read of its count tells.
+    pub(crate) fn shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
     /// The entries, if no one else holds this map (so it is about to be freed with this).
     pub(crate) fn unique_entries(&mut self) -> Option<&mut Entries> {
         Arc::get_mut(&mut self.0).map(|lock| lock.get_mut().unwrap_or_else(PoisonError::into_inner))

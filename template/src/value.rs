@@ -279,6 +279,11 @@ impl Drop for Value {
 /// Moves the children of a list or map about to be freed (held nowhere else) into `pending`.
 fn take_children(value: &mut Value, pending: &mut Vec<Value>) {
     match value {
+        // A value held elsewhere too (most: field reads are clones) is not freed here, and
+        // reading its count is cheaper than `get_mut`'s lock of it. Two holders dropping at
+        // once may both pass; the last then frees the children, each with its own `drop`.
+        Value::List(items) if Arc::strong_count(items) > 1 => {}
+        Value::Map(map) if map.shared() => {}
         Value::List(items) => {
             if let Some(items) = Arc::get_mut(items) {
                 pending.extend(items.drain(..).filter(Value::has_children));
