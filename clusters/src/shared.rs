@@ -143,6 +143,10 @@ impl<K: Watched> Inbox<K> {
     fn push(&self, changed: &[Arc<K>], gone: impl Fn(&Arc<K>) -> bool) {
         let mut waiting = lock(&self.waiting);
         if !waiting.replay && waiting.objects.len() + changed.len() > INBOX {
+            tracing::info!(
+                kind = %K::kind(&()),
+                "a subscriber fell {INBOX} changes behind its shared watch; it is given the store"
+            );
             waiting.objects.retain(&gone);
             waiting.replay = true;
         }
