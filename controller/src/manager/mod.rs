@@ -231,33 +231,36 @@ fn start_watches(
             async {}
         })
     };
-    // A generated object that leaves its trigger (deleted, or its labels edited away) is
-    // that trigger's work too: the watch no longer shows it as the trigger's.
-    let config_map_task = {
+    // Keeps the generated objects' index; one that leaves its trigger (deleted, or its
+    // labels edited away) is that trigger's work too, as the watch no longer shows it as the
+    // trigger's. Before `is_echo`, which lets the record of the manager's own write go.
+    let saw_generated = {
         let (mark, caches) = (mark.clone(), caches.clone());
+        move |kind: &'static str, meta: &kube::api::ObjectMeta, present: bool| {
+            if let Some(trigger) = caches.saw_generated(kind, meta, present) {
+                mark(Work::Trigger(trigger));
+            }
+        }
+    };
+    let config_map_task = {
+        let (mark, caches, saw) = (mark.clone(), caches.clone(), saw_generated.clone());
         config_map_events.for_each(move |c| {
             let version = c.metadata.resource_version.as_deref();
             let present = cached(&caches.config_maps, &c.metadata);
-            let left = caches.saw_generated("ConfigMap", &c.metadata, present);
+            saw("ConfigMap", &c.metadata, present);
             let echo = caches.is_echo("ConfigMap", &c.metadata, present, version);
-            if let Some(trigger) = left {
-                mark(Work::Trigger(trigger));
-            }
             mark(marks::config_object(&c.metadata, echo));
             async {}
         })
     };
     let secret_task = {
-        let (mark, caches) = (mark.clone(), caches.clone());
+        let (mark, caches, saw) = (mark.clone(), caches.clone(), saw_generated.clone());
         secret_events.for_each(move |s| {
             let work = marks::companion_source(&s.metadata).unwrap_or_else(|| {
                 let version = s.metadata.resource_version.as_deref();
                 let present = cached(&caches.secrets, &s.metadata);
-                let left = caches.saw_generated("Secret", &s.metadata, present);
+                saw("Secret", &s.metadata, present);
                 let echo = caches.is_echo("Secret", &s.metadata, present, version);
-                if let Some(trigger) = left {
-                    mark(Work::Trigger(trigger));
-                }
                 marks::config_object(&s.metadata, echo)
             });
             mark(work);
@@ -265,10 +268,10 @@ fn start_watches(
         })
     };
     let profile_task = {
-        let caches = caches.clone();
+        let (caches, saw) = (caches.clone(), saw_generated);
         profile_events.for_each(move |p| {
             let present = cached(&caches.profiles, &p.metadata);
-            let left = caches.saw_generated("ClusterProfile", &p.metadata, present);
+            saw("ClusterProfile", &p.metadata, present);
             let generation = p.metadata.generation.map(|g| g.to_string());
             let echo = caches.is_echo(
                 "ClusterProfile",
@@ -276,9 +279,6 @@ fn start_watches(
                 present,
                 generation.as_deref(),
             );
-            if let Some(trigger) = left {
-                mark(Work::Trigger(trigger));
-            }
             mark(marks::profile(&p.metadata, echo));
             async {}
         })

@@ -37,7 +37,6 @@ impl Owned {
             (Some(trigger), Some(cluster)) if present => Some((trigger.clone(), cluster)),
             _ => None,
         };
-        let owner_trigger = owner.as_ref().map(|(trigger, _)| trigger.clone());
         if self.owners.get(&object) == owner.as_ref() {
             return None;
         }
@@ -45,6 +44,7 @@ impl Owned {
             self.remove(&trigger, &cluster, &object);
             trigger
         });
+        let left = former.filter(|former| owner.as_ref().is_none_or(|(now, _)| now != former));
         if let Some((trigger, cluster)) = owner {
             let clusters = self.objects.entry(trigger.clone()).or_default();
             clusters
@@ -53,7 +53,7 @@ impl Owned {
                 .insert(object.clone());
             self.owners.insert(object, (trigger, cluster));
         }
-        former.filter(|former| owner_trigger.as_ref() != Some(former))
+        left
     }
 
     fn remove(&mut self, trigger: &str, cluster: &ClusterRef, object: &Object) {
