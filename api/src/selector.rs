@@ -65,12 +65,26 @@ pub fn is_empty(selector: &LabelSelector) -> bool {
             .is_none_or(Vec::is_empty)
 }
 
+/// A set of labels a selector can read: a map, or a more compact form of one.
+pub trait Labels {
+    /// The value of label `key`.
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl Labels for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
 /// Whether `labels` satisfy `selector`; an empty selector matches every label set.
 ///
 /// Callers that select clusters apply Sveltos' rule that an empty selector matches no cluster.
-pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> Result<bool> {
+pub fn matches(selector: &LabelSelector, labels: &impl Labels) -> Result<bool> {
     if let Some(match_labels) = &selector.match_labels
-        && match_labels.iter().any(|(k, v)| labels.get(k) != Some(v))
+        && match_labels
+            .iter()
+            .any(|(k, v)| labels.label(k) != Some(v.as_str()))
     {
         return Ok(false);
     }
@@ -115,10 +129,11 @@ pub fn mismatch(
 
 fn requirement_matches(
     requirement: &LabelSelectorRequirement,
-    labels: &BTreeMap<String, String>,
+    labels: &impl Labels,
 ) -> Result<bool> {
     let values = requirement.values.as_deref().unwrap_or_default();
-    let value = labels.get(&requirement.key);
+    let value = labels.label(&requirement.key);
+    let listed = |value: &str| values.iter().any(|v| v == value);
     let invalid = |reason: &str| SelectorError::InvalidExpression {
         key: requirement.key.clone(),
         reason: reason.to_string(),
@@ -130,8 +145,8 @@ fn requirement_matches(
         op::EXISTS | op::DOES_NOT_EXIST if !values.is_empty() => {
             Err(invalid("operator Exists/DoesNotExist takes no values"))
         }
-        op::IN => Ok(value.is_some_and(|v| values.contains(v))),
-        op::NOT_IN => Ok(value.is_none_or(|v| !values.contains(v))),
+        op::IN => Ok(value.is_some_and(listed)),
+        op::NOT_IN => Ok(value.is_none_or(|v| !listed(v))),
         op::EXISTS => Ok(value.is_some()),
         op::DOES_NOT_EXIST => Ok(value.is_none()),
         other => Err(invalid(&format!(
