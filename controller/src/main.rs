@@ -4,7 +4,9 @@ use anyhow::Context;
 use clap::Parser;
 use sveltos_events_controller::{leader, run};
 
-/// mimalloc rather than glibc's malloc: see the workspace's Cargo.toml.
+/// mimalloc rather than glibc's malloc: see the workspace's Cargo.toml. The
+/// `system-allocator` feature keeps glibc's, which heap profilers (heaptrack) can follow.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
