@@ -53,7 +53,7 @@ async fn random_writes_are_seen_by_every_watcher_once_in_order() {
                 }),
                 2 => store
                     .delete(&info, ns, &name, &DeleteOptions::default())
-                    .map(|_| json!({})),
+                    .map(|_| std::sync::Arc::new(json!({}))),
                 _ => store.update(
                     &info,
                     ns,

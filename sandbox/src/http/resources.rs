@@ -591,14 +591,12 @@ fn patch_object(store: &Store, req: &Req, t: &Target<'_>, name: &str) -> Result<
             return Err(Error::Invalid("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch".into()));
         }
         let body = decode_body(req)?;
-        let existed = store.get(&t.info, ns, name).is_ok();
-        if !existed && t.sub.is_empty() {
-            authorize_create(store, req, t, name)?;
-        }
-        let obj = store.apply(&t.info, ns, name, &body, force, &opts)?;
+        let (obj, created) = store.apply(&t.info, ns, name, (&body, force), &opts, || {
+            authorize_create(store, req, t, name)
+        })?;
         return Ok(warned(
             response::json(
-                if existed { 200 } else { 201 },
+                if created { 201 } else { 200 },
                 &*store.to_version(&t.info, &obj)?,
             ),
             &opts,

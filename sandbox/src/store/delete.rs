@@ -94,7 +94,7 @@ impl Store {
             return Ok(Deleted::Pending(new));
         }
         let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified)?;
-        Ok(Deleted::Pending(stored))
+        Ok(Deleted::Pending(Arc::unwrap_or_clone(stored)))
     }
 }
 

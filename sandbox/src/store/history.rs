@@ -69,7 +69,7 @@ pub(super) fn commit(
     key: (String, String),
     mut obj: Value,
     kind: EventType,
-) -> Result<(u64, Value)> {
+) -> Result<(u64, Arc<Value>)> {
     let rv = st.rv + 1;
     meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
     let previous = st
@@ -101,7 +101,7 @@ pub(super) fn commit(
         .or_default()
         .insert(key, arc.clone());
     publish(st, tx, ev);
-    Ok((rv, (*arc).clone()))
+    Ok((rv, arc))
 }
 
 pub(super) fn emit(

@@ -65,7 +65,7 @@ impl Store {
         ns: &str,
         mut obj: Value,
         opts: &WriteOptions,
-    ) -> Result<Value> {
+    ) -> Result<Arc<Value>> {
         an_object(&obj)?;
         let body_ns = meta_str(&obj, "namespace").to_owned();
         if info.namespaced && !body_ns.is_empty() && body_ns != ns {
@@ -184,7 +184,7 @@ impl Store {
         }
         let obj = self.to_storage(&st, info, obj)?;
         if opts.dry_run {
-            return Ok(obj);
+            return Ok(Arc::new(obj));
         }
         let (_, stored) = commit(&mut st, &self.tx, &gr, key, obj, EventType::Added)?;
         if is_crd(info) {
@@ -201,7 +201,7 @@ impl Store {
         name: &str,
         obj: Value,
         opts: &WriteOptions,
-    ) -> Result<Value> {
+    ) -> Result<Arc<Value>> {
         let body_name = meta_str(&obj, "name");
         if !body_name.is_empty() && body_name != name {
             return Err(Error::BadRequest(format!(
@@ -231,7 +231,7 @@ impl Store {
         name: &str,
         opts: &WriteOptions,
         f: impl FnOnce(&Value) -> Result<Value>,
-    ) -> Result<Value> {
+    ) -> Result<Arc<Value>> {
         let mut st = self.lock();
         self.writable()?;
         let gr = info.group_resource();
@@ -248,11 +248,11 @@ impl Store {
             (admit.0)(Some(&old), &new)?;
         }
         if same_content(&old, &new) && !opts.dry_run {
-            return Ok((*old).clone());
+            return Ok(old);
         }
         let new = self.to_storage(&st, info, new)?;
         if opts.dry_run {
-            return Ok(new);
+            return Ok(Arc::new(new));
         }
         if is_crd(info) {
             st.registry.apply_crd(&new);
@@ -268,22 +268,24 @@ impl Store {
             // The DELETED event carries the last stored state (as etcd's delete does); the
             // writer gets its own.
             remove_object(&mut st, &self.tx, info, &key, (*old).clone());
-            return Ok(new);
+            return Ok(Arc::new(new));
         }
         let (_, stored) = commit(&mut st, &self.tx, &gr, key, new, EventType::Modified)?;
         Ok(stored)
     }
 
-    /// Server-side apply: create the object if absent, else apply onto it.
+    /// Server-side apply: create the object if absent (once `authorize_create` allows it, as
+    /// kube-apiserver's patch handler asks after it built the object), else apply onto it.
+    /// Also says whether it created the object.
     pub fn apply(
         &self,
         info: &ResourceInfo,
         ns: &str,
         name: &str,
-        applied: &Value,
-        force: bool,
+        (applied, force): (&Value, bool),
         opts: &WriteOptions,
-    ) -> Result<Value> {
+        authorize_create: impl FnOnce() -> Result<()>,
+    ) -> Result<(Arc<Value>, bool)> {
         let body_name = meta_str(applied, "name");
         if !body_name.is_empty() && body_name != name {
             return Err(Error::BadRequest(format!(
@@ -294,13 +296,16 @@ impl Store {
         let mut opts = opts.clone();
         opts.applied = true;
         match self.get(info, ns, name) {
-            Ok(_) => self.modify(info, ns, name, &opts, |old| {
-                patch::apply(Some(old), applied, &w, force)
-            }),
+            Ok(_) => self
+                .modify(info, ns, name, &opts, |old| {
+                    patch::apply(Some(old), applied, &w, force)
+                })
+                .map(|stored| (stored, false)),
             Err(Error::NotFound(_)) if opts.subresource.is_empty() => {
                 let mut obj = patch::apply(None, applied, &w, force)?;
                 meta::metadata_mut(&mut obj).insert("name".into(), Value::String(name.to_owned()));
-                self.create(info, ns, obj, &opts)
+                authorize_create()?;
+                self.create(info, ns, obj, &opts).map(|stored| (stored, true))
             }
             Err(e) => Err(e),
         }
