@@ -305,7 +305,8 @@ impl Store {
                 let mut obj = patch::apply(None, applied, &w, force)?;
                 meta::metadata_mut(&mut obj).insert("name".into(), Value::String(name.to_owned()));
                 authorize_create()?;
-                self.create(info, ns, obj, &opts).map(|stored| (stored, true))
+                self.create(info, ns, obj, &opts)
+                    .map(|stored| (stored, true))
             }
             Err(e) => Err(e),
         }
