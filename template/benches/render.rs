@@ -1,8 +1,10 @@
 //! Render benchmark on the seeds' NetworkPolicy and Ingress templates with the inputs of
 //! shared/tools/go-baseline (`go-baseline -dump`), printing ns per render cold (parse +
-//! execute) and cached (execute only), in go-baseline's `name_ns_per_op=` format.
+//! execute), cached (execute only) and from JSON (the manager's render: the data converted
+//! from JSON, then executed), in go-baseline's `name_ns_per_op=` format.
 //!
-//! Run: `cargo bench -p sveltos-events-template --bench render [-- MIN_SECONDS]`; with
+//! Run: `cargo bench -p sveltos-events-template --bench render [-- MIN_SECONDS [NAME]]` (NAME
+//! keeps the measurements whose name contains it, for a profiler); with
 //! `GO_BASELINE=path/to/go-baseline` Go's figures for the same templates and inputs are measured
 //! in the same run and printed beside these, with the ratio (Go as Sveltos renders, parsing
 //! each time, is `go_tmpl_sveltos_*`; Go with a cached parse is `go_tmpl_cached_*`).
@@ -78,13 +80,14 @@ fn measure(min: Duration, mut f: impl FnMut(usize) -> Result<(), String>) -> Res
 }
 
 fn run() -> Result<(), String> {
+    let mut positional = std::env::args().skip(1).filter(|a| !a.starts_with('-'));
     let min = Duration::from_secs_f64(
-        std::env::args()
-            .skip(1)
-            .find(|a| !a.starts_with('-'))
+        positional
+            .next()
             .and_then(|a| a.parse().ok())
             .unwrap_or(1.0),
     );
+    let only = positional.next();
     let mut funcs = FuncMap::new();
     funcs.extend(&sprig_funcs());
     funcs.extend(&sveltos_event_funcs());
@@ -121,6 +124,10 @@ fn run() -> Result<(), String> {
         ("Cluster".to_string(), cluster.clone()),
     ]));
 
+    // The manager holds its data as JSON and converts it for each render (controller's
+    // `GoTemplates::render`): `tmpl_from_json_*` measures that conversion with the render.
+    let all_json = all.to_json().map_err(|e| e.to_string())?;
+
     let netpol = read("networkpolicy.tmpl")?;
     let ingress = read("ingress.tmpl")?;
     let parse = |name: &str, text: &str| {
@@ -138,42 +145,57 @@ fn run() -> Result<(), String> {
     println!("ingress_output_matches_go={ingress_ok}");
 
     let n = one.len();
-    let results = [
+    type Render<'a> = Box<dyn FnMut(usize) -> Result<(), String> + 'a>;
+    let renders: [(&str, Render); 5] = [
         (
             "tmpl_cold_netpol",
-            measure(min, |i| {
+            Box::new(|i| {
                 let t = parse("netpol", &netpol)?;
                 black_box(t.execute(&one[i % n]).map_err(|e| e.to_string())?);
                 Ok(())
-            })?,
+            }),
         ),
         (
             "tmpl_cached_netpol",
-            measure(min, |i| {
+            Box::new(|i| {
                 black_box(
                     netpol_cached
                         .execute(&one[i % n])
                         .map_err(|e| e.to_string())?,
                 );
                 Ok(())
-            })?,
+            }),
         ),
         (
             "tmpl_cold_ingress",
-            measure(min, |_| {
+            Box::new(|_| {
                 let t = parse("ingress", &ingress)?;
                 black_box(t.execute(&all).map_err(|e| e.to_string())?);
                 Ok(())
-            })?,
+            }),
         ),
         (
             "tmpl_cached_ingress",
-            measure(min, |_| {
+            Box::new(|_| {
                 black_box(ingress_cached.execute(&all).map_err(|e| e.to_string())?);
                 Ok(())
-            })?,
+            }),
+        ),
+        (
+            "tmpl_from_json_ingress",
+            Box::new(|_| {
+                let data = Value::from(&all_json);
+                black_box(ingress_cached.execute(&data).map_err(|e| e.to_string())?);
+                Ok(())
+            }),
         ),
     ];
+    let mut results = Vec::new();
+    for (name, render) in renders {
+        if only.as_deref().is_none_or(|only| name.contains(only)) {
+            results.push((name, measure(min, render)?));
+        }
+    }
     for (name, ns) in &results {
         println!("{name}_ns_per_op={ns:.1}");
     }
