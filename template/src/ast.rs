@@ -150,6 +150,8 @@ pub struct Number {
     pub uint: u64,
     /// float64 value.
     pub float: f64,
+    /// Written as a float (with a point or an exponent), so a float where any type will do.
+    pub float_form: bool,
 }
 
 impl Arg {

@@ -86,6 +86,7 @@ impl Dict {
     }
 
     /// Whether someone else holds this map too, as far as a read of its count tells.
+    #[inline]
     pub(crate) fn shared(&self) -> bool {
         Arc::strong_count(&self.0) > 1
     }

@@ -112,8 +112,18 @@ impl<'a> State<'a> {
     }
 
     /// Counts one step against the step and time limits.
+    #[inline]
     fn step(&mut self) -> Eval<()> {
         self.steps += 1;
+        if self.steps > self.template.options.limits.max_steps || self.steps.is_multiple_of(1024) {
+            return self.check_limits();
+        }
+        Ok(())
+    }
+
+    /// The step and time limits, checked every 1,024 steps and when the step limit is passed.
+    #[cold]
+    fn check_limits(&self) -> Eval<()> {
         let limits = &self.template.options.limits;
         if self.steps > limits.max_steps {
             return Err(self.limit(format!(
@@ -121,7 +131,7 @@ impl<'a> State<'a> {
                 limits.max_steps
             )));
         }
-        if self.steps.is_multiple_of(1024) && self.started.elapsed() > limits.timeout {
+        if self.started.elapsed() > limits.timeout {
             return Err(self.limit(format!("template ran longer than {:?}", limits.timeout)));
         }
         Ok(())
@@ -387,7 +397,7 @@ impl<'a> State<'a> {
         match first {
             Arg::Field(_, idents) => {
                 self.at = At::Arg(first);
-                self.eval_field_chain(dot, dot.clone(), idents, &cmd.args, last)
+                self.eval_field_chain(dot, dot, idents, &cmd.args, last)
             }
             Arg::Chain(_, node, fields) => {
                 self.eval_chain(dot, first, node, fields, &cmd.args, last)
@@ -439,7 +449,7 @@ impl<'a> State<'a> {
             self.not_a_function(args, &last)?;
             return Ok(value);
         }
-        self.eval_field_chain(dot, value, &idents[1..], args, last)
+        self.eval_field_chain(dot, &value, &idents[1..], args, last)
     }
 
     fn eval_chain(
@@ -457,7 +467,7 @@ impl<'a> State<'a> {
         }
         let receiver = self.eval_node(dot, node)?;
         self.at = At::Arg(chain);
-        self.eval_field_chain(dot, receiver, fields, args, last)
+        self.eval_field_chain(dot, &receiver, fields, args, last)
     }
 
     /// Evaluates a non-literal operand to its value.
@@ -465,7 +475,7 @@ impl<'a> State<'a> {
         self.at = At::Arg(node);
         match node {
             Arg::Dot(_) => Ok(dot.clone()),
-            Arg::Field(_, idents) => self.eval_field_chain(dot, dot.clone(), idents, &[], None),
+            Arg::Field(_, idents) => self.eval_field_chain(dot, dot, idents, &[], None),
             Arg::Variable(_, idents) => self.eval_variable(dot, node, idents, &[], None),
             Arg::Pipe(pipe) => self.eval_pipeline(dot, pipe),
             Arg::Identifier(_, name) => {
@@ -484,11 +494,20 @@ impl<'a> State<'a> {
     fn eval_field_chain(
         &mut self,
         dot: &Val,
-        mut receiver: Val,
+        receiver: &Val,
         idents: &[String],
         args: &'a [Arg],
         last: Option<Val>,
     ) -> Eval<Val> {
+        // The common case, keys of nested maps, reads in place; everything else (a missing
+        // key, a method, a nil) takes the walk below, which knows Go's answers and errors.
+        if args.len() <= 1
+            && last.is_none()
+            && let Some(Some(found)) = receiver.as_ref().map(|r| r.at_path(idents))
+        {
+            return Ok(Some(found));
+        }
+        let mut receiver = receiver.clone();
         let n = idents.len();
         for ident in &idents[..n - 1] {
             receiver = self.eval_field(dot, ident, &[], None, receiver)?;
@@ -766,23 +785,17 @@ impl<'a> State<'a> {
     }
 
     fn ideal_constant(&self, n: &Number) -> Eval<Value> {
-        let text = n.text.as_str();
-        let is_hex_int = text.len() > 2
-            && text.starts_with('0')
-            && matches!(text.as_bytes()[1], b'x' | b'X')
-            && !text.contains(['p', 'P']);
-        let is_rune = text.starts_with('\'');
         if n.is_complex {
-            return Err(self.error(format!("complex constant {text} is not supported")));
+            return Err(self.error(format!("complex constant {} is not supported", n.text)));
         }
-        if n.is_float && !is_hex_int && !is_rune && text.contains(['.', 'e', 'E', 'p', 'P']) {
+        if n.float_form {
             return Ok(Value::Float(n.float));
         }
         if n.is_int {
             return Ok(Value::Int(n.int));
         }
         if n.is_uint {
-            return Err(self.error(format!("{text} overflows int")));
+            return Err(self.error(format!("{} overflows int", n.text)));
         }
         Ok(Value::Null)
     }

@@ -92,6 +92,19 @@ pub fn unquote_char(s: &str, quote: char) -> Result<(char, &str), &'static str> 
 
 /// Parses a number or character constant the way Go's template parser does.
 pub fn parse_number(text: &str, is_char: bool) -> Result<Number, String> {
+    let mut n = number_fields(text, is_char)?;
+    // Go's `idealConstant` reads a constant written with a point or an exponent as a
+    // float; hexadecimal integers (`0xE`) and runes have those letters without being one.
+    let is_hex_int = text.len() > 2
+        && text.starts_with('0')
+        && matches!(text.as_bytes()[1], b'x' | b'X')
+        && !text.contains(['p', 'P']);
+    n.float_form =
+        n.is_float && !is_hex_int && !is_char && text.contains(['.', 'e', 'E', 'p', 'P']);
+    Ok(n)
+}
+
+fn number_fields(text: &str, is_char: bool) -> Result<Number, String> {
     let mut n = Number {
         text: text.to_string(),
         ..Number::default()
@@ -302,5 +315,18 @@ mod tests {
         assert!(parse_number("0x1p-2", false).is_ok_and(|n| n.float == 0.25));
         assert!(parse_number("99999999999999999999", false).is_err());
         assert!(parse_number("1__0", false).is_err());
+    }
+
+    #[test]
+    fn constants_written_as_floats_are_floats() {
+        let float_form =
+            |text: &str| parse_number(text, text.starts_with('\'')).is_ok_and(|n| n.float_form);
+        for text in ["1e3", "1.0", ".5", "0x1p-2", "1E2"] {
+            assert!(float_form(text), "{text}");
+        }
+        // Hexadecimal digits `e` and `E`, and runes, do not make a float.
+        for text in ["443", "0x1E", "0XE", "'e'", "'.'"] {
+            assert!(!float_form(text), "{text}");
+        }
     }
 }

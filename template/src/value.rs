@@ -1,6 +1,7 @@
 //! The values templates compute with: Go's dynamic types as they appear when JSON data is
 //! decoded with integers kept apart from floats.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -160,6 +161,29 @@ impl Value {
         }
     }
 
+    /// The value under `path` (`.a.b.c`) when every step is a map holding the key, read
+    /// without copying the maps on the way; `None` otherwise, and for paths longer than 16.
+    pub fn at_path(&self, path: &[String]) -> Option<Value> {
+        const MAX_PATH: usize = 16;
+        if path.len() > MAX_PATH {
+            return None;
+        }
+        self.at_path_unbounded(path)
+    }
+
+    fn at_path_unbounded(&self, path: &[String]) -> Option<Value> {
+        let (Value::Map(map), Some((key, rest))) = (self, path.split_first()) else {
+            return None;
+        };
+        let entries = map.read();
+        let found = entries.get(key.as_str())?;
+        if rest.is_empty() {
+            Some(found.clone())
+        } else {
+            found.at_path_unbounded(rest)
+        }
+    }
+
     /// The integer inside an `Int` or `Int64`.
     pub fn as_int(&self) -> Option<i64> {
         match self {
@@ -264,15 +288,53 @@ fn shallow_eq(a: &Value, b: &Value, pending: &mut Vec<(Value, Value)>) -> bool {
     }
 }
 
+thread_local! {
+    /// How many [`Value::drop`]s are under way on this thread, one inside the other.
+    static DROP_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How deep drops recurse before freeing the rest one level at a time (a few KiB of stack).
+const RECURSIVE_DROP_DEPTH: usize = 64;
+
 impl Drop for Value {
-    /// Frees nested lists and maps one level at a time, so a value nested deeper than the
-    /// stack allows is freed without recursion.
+    /// Frees nested lists and maps by recursion up to [`RECURSIVE_DROP_DEPTH`] levels, then
+    /// one level at a time, so a value nested deeper than the stack allows is freed too.
     fn drop(&mut self) {
+        // Most drops are of scalars and of clones whose original lives on: nothing to walk.
+        match self {
+            Value::List(items) if Arc::strong_count(items) == 1 => {}
+            Value::Map(map) if !map.shared() => {}
+            _ => return,
+        }
+        let depth = DROP_DEPTH.with(Cell::get);
+        if depth < RECURSIVE_DROP_DEPTH {
+            DROP_DEPTH.with(|d| d.set(depth + 1));
+            free_children(self);
+            DROP_DEPTH.with(|d| d.set(depth));
+            return;
+        }
         let mut pending = Vec::new();
         take_children(self, &mut pending);
         while let Some(mut value) = pending.pop() {
             take_children(&mut value, &mut pending);
         }
+    }
+}
+
+/// Frees the children of a list or map held nowhere else, each by its own `drop`.
+fn free_children(value: &mut Value) {
+    match value {
+        Value::List(items) => {
+            if let Some(items) = Arc::get_mut(items) {
+                drop(std::mem::take(items));
+            }
+        }
+        Value::Map(map) => {
+            if let Some(entries) = map.unique_entries() {
+                drop(std::mem::take(entries));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -299,5 +361,40 @@ fn take_children(value: &mut Value, pending: &mut Vec<Value>) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(keys: &[&str]) -> Vec<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn at_path_reads_nested_maps_and_declines_the_rest() {
+        let value = Value::from(serde_json::json!({
+            "metadata": {"name": "web", "labels": null},
+            "spec": {"ports": [{"port": 443}]}
+        }));
+        let name = value.at_path(&path(&["metadata", "name"]));
+        assert_eq!(name.as_ref().and_then(Value::as_str), Some("web"));
+        // A key holding null is found (the executor turns it into no value).
+        assert!(matches!(
+            value.at_path(&path(&["metadata", "labels"])),
+            Some(Value::Null)
+        ));
+        // Missing keys, lists and scalars on the way are left to the executor's walk.
+        assert!(value.at_path(&path(&["metadata", "uid"])).is_none());
+        assert!(value.at_path(&path(&["spec", "ports", "port"])).is_none());
+        assert!(value.at_path(&path(&["metadata", "name", "x"])).is_none());
+        // So are paths longer than the walk holds locks for.
+        let mut deep = Value::Int(1);
+        for _ in 0..17 {
+            deep = Value::map(BTreeMap::from([("a".to_string(), deep)]));
+        }
+        assert!(deep.at_path(&path(&["a"; 16])).is_some());
+        assert!(deep.at_path(&path(&["a"; 17])).is_none());
     }
 }
