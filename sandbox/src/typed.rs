@@ -2,7 +2,8 @@
 //! the wrong type is refused (400), and a field the type does not have is dropped, told as a
 //! warning, or refused, as the request's `fieldValidation` says. The types are
 //! k8s-openapi's, which read what the Go types read; the object kept is the one written, less
-//! its unknown fields (a round trip through the typed value would rewrite what it keeps).
+//! the fields the type skipped while reading it (a round trip through the typed value would
+//! rewrite what it keeps, and costs a second copy of the object).
 
 use serde_json::Value;
 
@@ -36,22 +37,103 @@ impl FieldValidation {
     }
 }
 
-/// The typed round trip of a built-in kind: the object as its type reads it back.
-type RoundTrip = fn(&Value) -> std::result::Result<Value, serde_json::Error>;
+/// Reads an object as a built-in type would: the paths of the fields it skipped, or why it
+/// cannot be read.
+type Read = fn(&Value) -> std::result::Result<Vec<Path>, serde_json::Error>;
 
-fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(
+/// Where a field is in an object: its keys and list indices from the top.
+type Path = Vec<Step>;
+
+/// One step of a [`Path`].
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn read_as<T: serde::de::DeserializeOwned>(
     object: &Value,
-) -> std::result::Result<Value, serde_json::Error> {
-    let typed: T = T::deserialize(object)?;
-    serde_json::to_value(typed)
+) -> std::result::Result<Vec<Path>, serde_json::Error> {
+    let mut skipped = Vec::new();
+    let _: T = serde_ignored::deserialize(object, |path| skipped.push(steps(&path)))?;
+    Ok(skipped)
+}
+
+/// The steps of a path as serde_ignored gives it (leaf first, each step naming its parent).
+fn steps(path: &serde_ignored::Path) -> Path {
+    use serde_ignored::Path as P;
+    let mut steps = Vec::new();
+    let mut at = path;
+    loop {
+        at = match at {
+            P::Root => break,
+            P::Seq { parent, index } => {
+                steps.push(Step::Index(*index));
+                parent
+            }
+            P::Map { parent, key } => {
+                steps.push(Step::Key(key.clone()));
+                parent
+            }
+            P::Some { parent } | P::NewtypeStruct { parent } | P::NewtypeVariant { parent } => {
+                parent
+            }
+        };
+    }
+    steps.reverse();
+    steps
+}
+
+/// How Go's strict decoder writes a path: `spec.template.spec.containers[0].imagePullPolice`.
+fn go_path(path: &[Step]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for step in path {
+        match step {
+            Step::Key(key) if text.is_empty() => text.push_str(key),
+            Step::Key(key) => {
+                text.push('.');
+                text.push_str(key);
+            }
+            Step::Index(index) => {
+                let _ = write!(text, "[{index}]");
+            }
+        }
+    }
+    text
+}
+
+/// Removes the field at `path` from `object` unless it is null (Go keeps a null it skips);
+/// whether it removed it.
+fn remove(object: &mut Value, path: &[Step]) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut at = object;
+    for step in parents {
+        let next = match step {
+            Step::Key(key) => at.get_mut(key.as_str()),
+            Step::Index(index) => at.get_mut(*index),
+        };
+        let Some(next) = next else { return false };
+        at = next;
+    }
+    match (at, last) {
+        (Value::Object(fields), Step::Key(key))
+            if fields.get(key).is_some_and(|v| !v.is_null()) =>
+        {
+            fields.shift_remove(key).is_some()
+        }
+        _ => false,
+    }
 }
 
 macro_rules! kinds {
     ($(($group:literal, $version:literal, $kind:literal) => $ty:ty,)*) => {
         /// The typed round trip of built-in kind `group/version kind`, if it is one.
-        fn typed(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
+        fn typed(group: &str, version: &str, kind: &str) -> Option<Read> {
             match (group, version, kind) {
-                $(($group, $version, $kind) => Some(round_trip::<$ty>),)*
+                $(($group, $version, $kind) => Some(read_as::<$ty>),)*
                 _ => None,
             }
         }
@@ -120,58 +202,21 @@ pub fn decode(info: &ResourceInfo, object: &mut Value) -> Result<Vec<String>> {
             .map(|schema| crate::structural::admit(schema, object))
             .unwrap_or_default());
     }
-    let Some(round_trip) = typed(&info.group, &info.version, &info.kind) else {
+    let Some(read) = typed(&info.group, &info.version, &info.kind) else {
         return Ok(Vec::new());
     };
-    let read = round_trip(object).map_err(|e| {
+    let skipped = read(object).map_err(|e| {
         let kind = &info.kind;
         Error::BadRequest(format!(
             "{kind} in version {:?} cannot be handled as a {kind}: {e}",
             info.version
         ))
     })?;
-    let mut unknown = Vec::new();
-    drop_unknown(object, &read, &mut String::new(), &mut unknown);
-    Ok(unknown)
-}
-
-/// Removes from `written` every non-null field that `read` (its typed reading) lacks,
-/// recording each one's path. `path` is where `written` is, grown and shrunk in place as the
-/// walk goes (a path is made only for a field that is dropped).
-fn drop_unknown(written: &mut Value, read: &Value, path: &mut String, unknown: &mut Vec<String>) {
-    let depth = path.len();
-    match (written, read) {
-        (Value::Object(fields), Value::Object(known)) => {
-            fields.retain(|name, value| {
-                if depth > 0 {
-                    path.push('.');
-                }
-                path.push_str(name);
-                let keep = match known.get(name) {
-                    Some(read) => {
-                        drop_unknown(value, read, path, unknown);
-                        true
-                    }
-                    None if value.is_null() => true,
-                    None => {
-                        unknown.push(path.clone());
-                        false
-                    }
-                };
-                path.truncate(depth);
-                keep
-            });
-        }
-        (Value::Array(items), Value::Array(known)) => {
-            for (i, (item, read)) in items.iter_mut().zip(known).enumerate() {
-                use std::fmt::Write as _;
-                let _ = write!(path, "[{i}]");
-                drop_unknown(item, read, path, unknown);
-                path.truncate(depth);
-            }
-        }
-        _ => {}
-    }
+    Ok(skipped
+        .iter()
+        .filter(|path| remove(object, path))
+        .map(|path| go_path(path))
+        .collect())
 }
 
 /// Decodes `object` as [`decode`] does and applies `validation` to its unknown fields:
@@ -222,7 +267,8 @@ mod tests {
         let mut object = json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "d", "labels": {"any": "label"}, "colour": "red"},
-            "spec": {"replicas": 2, "replica": 3, "selector": {"matchLabels": {"app": "d"}},
+            "spec": {"replicas": 2, "replica": 3, "shade": null,
+                     "selector": {"matchLabels": {"app": "d"}},
                      "template": {"metadata": {"labels": {"app": "d"}},
                                   "spec": {"containers": [
                                       {"name": "c", "image": "x", "imagePullPolice": "Always"}]}}},
@@ -245,6 +291,8 @@ mod tests {
                 .get("imagePullPolice")
                 .is_none()
         );
+        // An unknown null is kept and not told, as Go's decoder does.
+        assert!(object["spec"].get("shade").is_some_and(Value::is_null));
         // What the type knows is kept as written (an absent list is not filled in).
         assert!(object["spec"]["template"]["spec"].get("volumes").is_none());
     }
