@@ -68,7 +68,14 @@ impl Fixture {
             }
         };
         let telemetry = Telemetry::new();
+        // Objects made while the deployer fills its caches may be seen twice (in the list
+        // and as a change): the tests start from a deployer that watches.
+        telemetry.expect("deployer");
         let deployer = spawn_deployer(&client, &telemetry);
+        eventually("the deployer's caches filled", || async {
+            telemetry.is_ready()
+        })
+        .await;
         Fixture {
             sandbox,
             deployer,
