@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use api::labels::HASH_ANNOTATION;
 use api::v1beta1::{
@@ -18,6 +19,7 @@ use kube::{Client, ResourceExt};
 use serde_json::Value;
 
 use crate::deployer::Caches;
+use crate::deployer::listings::{Listings, owner_of};
 use crate::deployer::manifests::{self, Manifest, object_gvk, template_resources};
 use crate::deployer::metadata::{Owner, conflict, decorate, deployed_by, hash, strip};
 use crate::deployer::targets::{Target, Targets};
@@ -33,7 +35,8 @@ pub type Key = (Target, String, String, String);
 
 /// What each (profile, summary annotation) pair deployed in its last complete pass, so that
 /// the next pass finds stale objects by name instead of listing every object of their kinds
-/// in the cluster. Empty after a start: the first pass of each pair lists.
+/// in the cluster. Empty after a start: the first pass of each pair reads a listing (one
+/// list per kind and cluster for all pairs, see [`Listings`]).
 pub type Record = BTreeMap<(String, String), BTreeSet<Key>>;
 
 /// What a pass did in one cluster.
@@ -122,9 +125,19 @@ pub struct Deployer<'a> {
     pub names: &'a GoTemplates,
     /// What earlier passes deployed.
     pub record: &'a Mutex<Record>,
+    /// What recent lists found, for pairs without a record.
+    pub listings: &'a Mutex<Listings>,
 }
 
 impl Deployer<'_> {
+    /// The listings, locked for one read or change (never across a request).
+    fn listings(&self) -> std::sync::MutexGuard<'_, Listings> {
+        // Each change is one map operation, as with the record.
+        self.listings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The record, locked for one read or change (never across a request).
     fn record(&self) -> std::sync::MutexGuard<'_, Record> {
         // Each change is one map operation: a panic while it was held left no half-made entry.
@@ -341,6 +354,9 @@ impl Deployer<'_> {
             }
             match self.apply(manifest, &owner, &mut namespaces, dry_run).await {
                 Ok(applied) => {
+                    if !dry_run {
+                        self.listings().written(&applied.key, &owner);
+                    }
                     reports.push(report(&applied.key, applied.action, applied.message));
                     gvks.insert(applied.key.1.clone());
                     deployed.insert(applied.key);
@@ -441,10 +457,11 @@ impl Deployer<'_> {
             .record()
             .get(&pair)
             .map(|known| known.difference(keep).cloned().collect::<Vec<Key>>());
-        let candidates = match known {
-            Some(stale) => self.fetch(&stale).await?,
-            None => self.list(targets, kinds).await?,
+        let stale = match known {
+            Some(stale) => stale,
+            None => self.listed(targets, kinds, owner, keep).await?,
         };
+        let candidates = self.fetch(&stale).await?;
         let mut removed = Vec::new();
         for (key, object) in candidates {
             let (target, kind, namespace, name) = &key;
@@ -506,38 +523,65 @@ impl Deployer<'_> {
         Ok(found)
     }
 
-    /// Every object of `kinds` in `targets`.
-    async fn list(
+    /// The objects of `kinds` in `targets` that `owner` deployed and `keep` lacks, as a
+    /// recent listing of each kind and target says (listed now if there is none).
+    async fn listed(
         &mut self,
         targets: &BTreeSet<Target>,
         kinds: &BTreeSet<String>,
-    ) -> Result<Vec<(Key, DynamicObject)>, String> {
-        let mut found = Vec::new();
+        owner: &Owner,
+        keep: &BTreeSet<Key>,
+    ) -> Result<Vec<Key>, String> {
+        let mut stale = Vec::new();
         for target in targets {
-            let client = self.client(target).await?;
             for kind in kinds {
-                let Some(gvk) = parse_gvk(kind) else { continue };
-                let Ok(served) = self.targets.kind(target, &client, &gvk).await else {
-                    // The kind is gone from the cluster, and its objects with it.
-                    continue;
+                let owned = self.listings().owned((target, kind), owner, Instant::now());
+                let owned = match owned {
+                    Some(owned) => owned,
+                    None => {
+                        let (at, writes) = (Instant::now(), self.listings().writes((target, kind)));
+                        let found = self.list(target, kind).await?;
+                        let place = (target.clone(), kind.clone());
+                        self.listings().keep(place, found, (at, writes), owner)
+                    }
                 };
-                let all: Api<DynamicObject> = Api::all_with(client.clone(), &served.resource);
-                let listed = all
-                    .list(&ListParams::default())
-                    .await
-                    .map_err(|e| format!("listing {}: {}", gvk.kind, words(&e)))?;
-                for object in listed {
-                    let key = (
-                        target.clone(),
-                        kind.clone(),
-                        object.namespace().unwrap_or_default(),
-                        object.name_any(),
-                    );
-                    found.push((key, object));
-                }
+                stale.extend(owned.into_iter().filter(|key| !keep.contains(key)));
             }
         }
-        Ok(found)
+        Ok(stale)
+    }
+
+    /// Every object of `kind` in `target`, with the pair that owns it.
+    async fn list(
+        &mut self,
+        target: &Target,
+        kind: &str,
+    ) -> Result<Vec<(Key, Option<(String, String)>)>, String> {
+        let client = self.client(target).await?;
+        let Some(gvk) = parse_gvk(kind) else {
+            return Ok(Vec::new());
+        };
+        let Ok(served) = self.targets.kind(target, &client, &gvk).await else {
+            // The kind is gone from the cluster, and its objects with it.
+            return Ok(Vec::new());
+        };
+        let all: Api<DynamicObject> = Api::all_with(client, &served.resource);
+        let listed = all
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("listing {}: {}", gvk.kind, words(&e)))?;
+        Ok(listed
+            .into_iter()
+            .map(|object| {
+                let key = (
+                    target.clone(),
+                    kind.to_owned(),
+                    object.namespace().unwrap_or_default(),
+                    object.name_any(),
+                );
+                (key, owner_of(&object.metadata))
+            })
+            .collect())
     }
 
     /// Withdraws what `profile` deployed in `cluster` (the profile is gone or no longer

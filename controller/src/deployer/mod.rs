@@ -10,6 +10,7 @@ pub mod diff;
 pub mod documents;
 pub mod echoes;
 pub mod index;
+pub mod listings;
 pub mod manifests;
 pub mod marks;
 pub mod metadata;
@@ -338,6 +339,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     let names = GoTemplates::new();
     let targets = Targets::new(client.clone());
     let record = Mutex::new(deploy::Record::new());
+    let listings = Mutex::new(listings::Listings::default());
     for profile in caches.profiles.state() {
         queue.mark(profile.name_any_or_default());
     }
@@ -346,7 +348,8 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     }
     let retries = Mutex::new(Retries::new(CONTROLLER, telemetry));
     let pass = |name: String, waited: Duration| {
-        let (caches, targets, names, record) = (&caches, &targets, &names, &record);
+        let (caches, targets, names) = (&caches, &targets, &names);
+        let (record, listings) = (&record, &listings);
         let (client, queue, retries) = (&client, &queue, &retries);
         async move {
             let mut deployer = Deployer {
@@ -354,6 +357,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                 targets,
                 names,
                 record,
+                listings,
             };
             let started = Instant::now();
             let outcome = reconcile(client, &mut deployer, &name).await;
