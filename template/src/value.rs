@@ -306,7 +306,10 @@ impl Drop for Value {
             Value::Map(map) if !map.shared() => {}
             _ => return,
         }
-        let depth = DROP_DEPTH.with(Cell::get);
+        // A value dropped while its thread is torn down finds no counter: it walks.
+        let depth = DROP_DEPTH
+            .try_with(Cell::get)
+            .unwrap_or(RECURSIVE_DROP_DEPTH);
         if depth < RECURSIVE_DROP_DEPTH {
             DROP_DEPTH.with(|d| d.set(depth + 1));
             free_children(self);
