@@ -130,7 +130,7 @@ fn remove(object: &mut Value, path: &[Step]) -> bool {
 
 macro_rules! kinds {
     ($(($group:literal, $version:literal, $kind:literal) => $ty:ty,)*) => {
-        /// The typed round trip of built-in kind `group/version kind`, if it is one.
+        /// How built-in kind `group/version kind` is read, if it is one.
         fn typed(group: &str, version: &str, kind: &str) -> Option<Read> {
             match (group, version, kind) {
                 $(($group, $version, $kind) => Some(read_as::<$ty>),)*

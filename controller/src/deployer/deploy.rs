@@ -354,7 +354,8 @@ impl Deployer<'_> {
             }
             match self.apply(manifest, &owner, &mut namespaces, dry_run).await {
                 Ok(applied) => {
-                    if !dry_run {
+                    // An object left as it was already held this owner's annotations.
+                    if !dry_run && matches!(applied.action, action::CREATE | action::UPDATE) {
                         self.listings().written(&applied.key, &owner);
                     }
                     reports.push(report(&applied.key, applied.action, applied.message));

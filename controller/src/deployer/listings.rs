@@ -6,11 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use api::labels::{CLUSTER_SUMMARY_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::deploy::Key;
-use super::metadata::Owner;
+use super::metadata::{Owner, owning_pair};
 use super::targets::Target;
 
 /// How long a listing answers for its kind and cluster. The deployer's own writes are added
@@ -41,8 +40,8 @@ struct Listing {
 impl Listing {
     fn owned(&self, owner: &Owner) -> BTreeSet<Key> {
         let mut owned = BTreeSet::new();
-        for summary in [&owner.summary, &owner.legacy_summary] {
-            if let Some(keys) = self.owners.get(&(owner.profile.clone(), summary.clone())) {
+        for (profile, summary) in owner.pairs() {
+            if let Some(keys) = self.owners.get(&(profile.to_owned(), summary.to_owned())) {
                 owned.extend(keys.iter().cloned());
             }
         }
@@ -53,9 +52,8 @@ impl Listing {
 /// The pair an object's annotations name as its owner, when a ClusterProfile owns it.
 pub fn owner_of(metadata: &ObjectMeta) -> Option<Pair> {
     let annotations = metadata.annotations.as_ref()?;
-    let get = |key: &str| annotations.get(key).cloned().unwrap_or_default();
-    (annotations.get(OWNER_KIND_ANNOTATION).map(String::as_str) == Some("ClusterProfile"))
-        .then(|| (get(OWNER_NAME_ANNOTATION), get(CLUSTER_SUMMARY_ANNOTATION)))
+    owning_pair(|key| annotations.get(key).map(String::as_str))
+        .map(|(profile, summary)| (profile.to_owned(), summary.to_owned()))
 }
 
 impl Listings {

@@ -127,12 +127,31 @@ fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
     object.pointer("/metadata/annotations")?.get(key)?.as_str()
 }
 
+/// The profile and summary annotation that `annotation` (an object's annotation by key)
+/// names as the object's owner, when a ClusterProfile owns it.
+pub fn owning_pair<'a>(annotation: impl Fn(&str) -> Option<&'a str>) -> Option<(&'a str, &'a str)> {
+    (annotation(OWNER_KIND_ANNOTATION) == Some("ClusterProfile")).then(|| {
+        (
+            annotation(OWNER_NAME_ANNOTATION).unwrap_or_default(),
+            annotation(CLUSTER_SUMMARY_ANNOTATION).unwrap_or_default(),
+        )
+    })
+}
+
+impl Owner {
+    /// The pairs of [`owning_pair`] that are this owner's: its summary's name, or the name
+    /// Sveltos and earlier releases wrote.
+    pub fn pairs(&self) -> [(&str, &str); 2] {
+        [
+            (&self.profile, &self.summary),
+            (&self.profile, &self.legacy_summary),
+        ]
+    }
+}
+
 /// Whether `object` was deployed by `owner` (its profile, for its ClusterSummary's cluster).
 pub fn deployed_by(object: &Value, owner: &Owner) -> bool {
-    let summary = annotation(object, CLUSTER_SUMMARY_ANNOTATION);
-    annotation(object, OWNER_KIND_ANNOTATION) == Some("ClusterProfile")
-        && annotation(object, OWNER_NAME_ANNOTATION) == Some(owner.profile.as_str())
-        && (summary == Some(owner.summary.as_str()) || summary == Some(&owner.legacy_summary))
+    owning_pair(|key| annotation(object, key)).is_some_and(|pair| owner.pairs().contains(&pair))
 }
 
 /// Why `owner` may not take `existing` over (another profile owns it at a tier at least as
