@@ -91,6 +91,17 @@ pub struct Generated {
     pub data: BTreeMap<String, String>,
 }
 
+impl Generated {
+    /// Its kind as the writes and the caches name it: `Secret`, else `ConfigMap`.
+    pub fn known_kind(&self) -> &'static str {
+        if self.kind == "Secret" {
+            "Secret"
+        } else {
+            "ConfigMap"
+        }
+    }
+}
+
 /// Everything needed to process one policyRef for one event.
 pub struct Context<'a> {
     /// Renders templates.

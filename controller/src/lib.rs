@@ -21,6 +21,7 @@ pub mod render;
 pub mod run;
 pub mod serve;
 pub mod sets;
+pub mod settled;
 pub mod tenancy;
 #[cfg(test)]
 mod testing;

@@ -103,6 +103,11 @@ impl<T: Clone> Memo<T> {
         self.last = std::mem::take(&mut self.current);
     }
 
+    /// Every output remembered, to change in place.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.last.values_mut().chain(self.current.values_mut())
+    }
+
     /// Number of outputs remembered.
     pub fn len(&self) -> usize {
         self.last.len() + self.current.len()

@@ -12,8 +12,9 @@ use crate::event_data::{DocumentMemo, ReportEvents, cluster_only_data};
 use crate::fleet::{Cluster, select};
 use crate::identity::ClusterRef;
 use crate::instantiate::Lookup;
-use crate::profiles::{Desired, Inputs, UnitMemo, desired};
+use crate::profiles::{Built, Desired, Inputs, Kept, UnitMemo, desired};
 use crate::render::{Render, render_field, template_name};
+use crate::settled::{Settled, SettledObject};
 use crate::tenancy::{TenantLookup, check_event_source, tenant_of};
 
 /// What the manager can read besides the trigger: clusters, EventSources, reports, and the
@@ -36,6 +37,11 @@ pub trait World: Lookup {
         event_source: &str,
         documents: &mut DocumentMemo,
     ) -> Result<Option<ReportEvents>, String>;
+    /// Whether the management cluster still holds an object of a settled unit as stamped
+    /// (none do where nothing settles units).
+    fn holds(&self, _object: &SettledObject) -> bool {
+        false
+    }
 }
 
 /// What a trigger's previous plans computed that the next one may reuse, by source cluster.
@@ -130,6 +136,27 @@ impl PlanMemo {
     /// Forgets what was computed for clusters other than `clusters`.
     pub fn keep_only(&mut self, clusters: &BTreeSet<ClusterRef>) {
         self.clusters.retain(|c, _| clusters.contains(c));
+    }
+
+    /// Keeps the units of `clusters` that `settle` finds held by the cluster as names and
+    /// stamps only, letting go of their objects.
+    pub fn settle(
+        &mut self,
+        clusters: &BTreeSet<ClusterRef>,
+        mut settle: impl FnMut(&Built) -> Option<Settled>,
+    ) {
+        for cluster in clusters {
+            let Some(memo) = self.clusters.get_mut(cluster) else {
+                continue;
+            };
+            for kept in memo.units.values_mut() {
+                if let Kept::Built(built) = kept
+                    && let Some(settled) = settle(built)
+                {
+                    *kept = Kept::Settled(Arc::new(settled));
+                }
+            }
+        }
     }
 }
 
@@ -248,6 +275,7 @@ impl Plan {
                 self.desired.profiles.extend(desired.profiles);
                 self.desired.generated.extend(desired.generated);
                 self.desired.seen.extend(desired.seen);
+                self.desired.settled.extend(desired.settled);
             }
             Err(reason) => {
                 self.failures.insert(cluster.clone(), reason);
@@ -314,6 +342,7 @@ fn plan_cluster(
             event_source,
             events: &events,
             lookup_epoch: world.lookup_epoch(),
+            holds: &|object| world.holds(object),
         },
         render,
         lookup,

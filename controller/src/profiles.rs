@@ -22,6 +22,7 @@ use crate::identity::{Identity, generated_name, identity_labels, with_reference}
 use crate::instantiate::{self, Context, Generated, Lookup};
 use crate::memo::{Digest, Memo, digest, digest_value, hash_value};
 use crate::render::{Render, render_field, template_name};
+use crate::settled::{Settled, SettledObject, Stamp};
 
 /// What must exist for one (trigger, cluster) after a report.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -35,6 +36,9 @@ pub struct Desired {
     /// When the event of each profile (by name) was first seen, where known: work for a
     /// new event goes before work for old ones.
     pub seen: HashMap<String, Instant>,
+    /// Objects of settled units (kind, name): wanted as the cluster holds them, nothing to
+    /// compare or write.
+    pub settled: Vec<(&'static str, String)>,
 }
 
 /// The inputs of one decision.
@@ -49,6 +53,8 @@ pub struct Inputs<'a> {
     pub events: &'a ReportEvents,
     /// Changes whenever anything the [`Lookup`] could return changes.
     pub lookup_epoch: u64,
+    /// Whether the cluster still holds an object of a settled unit as stamped.
+    pub holds: &'a dyn Fn(&SettledObject) -> bool,
 }
 
 /// One unit's output: its ClusterProfile and the objects generated for it.
@@ -62,8 +68,55 @@ pub struct Built {
     pub seen: Option<Instant>,
 }
 
+impl Built {
+    /// The unit settled, when `stamp` knows each of its objects (by kind, name and the
+    /// object itself, as the pass had it) as held by the cluster.
+    pub fn settle(
+        &self,
+        mut stamp: impl FnMut(&'static str, &str, &dyn Wanted) -> Option<Stamp>,
+    ) -> Option<Settled> {
+        let name = self.profile.metadata.name.clone().unwrap_or_default();
+        let profile = SettledObject {
+            stamp: stamp("ClusterProfile", &name, &self.profile)?,
+            kind: "ClusterProfile",
+            name,
+        };
+        let mut objects = vec![profile];
+        for generated in &self.generated {
+            let kind = generated.known_kind();
+            objects.push(SettledObject {
+                stamp: stamp(kind, &generated.name, generated)?,
+                kind,
+                name: generated.name.clone(),
+            });
+        }
+        Some(Settled { objects })
+    }
+}
+
+/// A planned object as a pass holds it, known by its address.
+pub trait Wanted {
+    /// The object's address: the same while the memo hands out the same unit.
+    fn address(&self) -> *const ();
+}
+
+impl<T> Wanted for Arc<T> {
+    fn address(&self) -> *const () {
+        Arc::as_ptr(self).cast()
+    }
+}
+
+/// A unit as the memo keeps it: built, or settled once the cluster held it.
+#[derive(Debug, Clone)]
+pub enum Kept {
+    /// Its objects.
+    Built(Arc<Built>),
+    /// Their names and stamps.
+    Settled(Arc<Settled>),
+}
+
 /// Units of earlier decisions, reused when their inputs are unchanged.
-pub type UnitMemo = Memo<Arc<Built>>;
+pub type UnitMemo = Memo<Kept>;
 
 /// Computes the objects a report should produce; errors are sentences for the trigger's status.
 pub fn desired(
@@ -101,7 +154,7 @@ pub fn desired(
         |identity: Identity<'_>, event: Digest, seen: Option<Instant>, data: &dyn Fn() -> Value| {
             let labels = identity_labels(&identity, &trigger_labels);
             let key = digest(&(base, event, &labels));
-            let built = memo.get_or_try(key, || {
+            let build = || {
                 let data = data();
                 let unit = Unit {
                     inputs,
@@ -118,7 +171,22 @@ pub fn desired(
                         seen,
                     })
                 })
-            })?;
+            };
+            let built = match memo.get_or_try(key, || build().map(Kept::Built))? {
+                Kept::Built(built) => built,
+                Kept::Settled(settled) if settled.holds(inputs.holds) => {
+                    let objects = settled.objects.iter();
+                    out.settled
+                        .extend(objects.map(|object| (object.kind, object.name.clone())));
+                    return Ok(());
+                }
+                // Changed since (or gone): built again, compared and written as a new unit.
+                Kept::Settled(_) => {
+                    let built = build()?;
+                    memo.keep(key, Kept::Built(Arc::clone(&built)));
+                    built
+                }
+            };
             if let (Some(at), Some(name)) = (built.seen, &built.profile.metadata.name) {
                 out.seen.insert(name.clone(), at);
             }
@@ -611,6 +679,7 @@ mod tests {
             event_source: "sveltos-service",
             events,
             lookup_epoch: 0,
+            holds: &|_| false,
         };
         desired(&inputs, render, objects, &mut UnitMemo::default())
     }
@@ -665,6 +734,7 @@ mod tests {
                 event_source: "sveltos-service",
                 events,
                 lookup_epoch: epoch,
+                holds: &|_| false,
             };
             let decided = desired(&inputs, &NameOnly, objects, memo).unwrap();
             memo.finish();
@@ -702,6 +772,75 @@ mod tests {
     }
 
     #[test]
+    fn a_settled_unit_is_names_while_the_cluster_holds_it_and_built_again_when_not() {
+        let c1 = cluster("c1");
+        let trigger = network_policy_trigger(true);
+        let objects = network_policy_objects();
+        let decide = |memo: &mut UnitMemo, holds: &dyn Fn(&SettledObject) -> bool| {
+            let inputs = Inputs {
+                trigger: &trigger,
+                cluster: &c1,
+                event_source: "sveltos-service",
+                events: &events(&["a", "b"]),
+                lookup_epoch: 0,
+                holds,
+            };
+            let decided = desired(&inputs, &NameOnly, &objects, memo).unwrap();
+            memo.finish();
+            decided
+        };
+        let mut memo = UnitMemo::default();
+        let built = decide(&mut memo, &|_| true);
+        assert_eq!(built.profiles.len(), 2);
+        assert!(built.settled.is_empty(), "nothing settled yet");
+
+        // Each object stamped: the units let go of their objects.
+        let stamp = |_: &str, _: &str, _: &dyn Wanted| {
+            Some(Stamp {
+                version: "1".into(),
+                spec: None,
+            })
+        };
+        let mut settled_now = 0;
+        for kept in memo.values_mut() {
+            if let Kept::Built(unit) = kept {
+                // A unit with an object not stamped stays built.
+                let partly = |kind: &'static str, name: &str, wanted: &dyn Wanted| {
+                    (kind != "ConfigMap").then(|| stamp(kind, name, wanted))?
+                };
+                assert!(unit.settle(partly).is_none());
+                *kept = Kept::Settled(Arc::new(unit.settle(stamp).unwrap()));
+                settled_now += 1;
+            }
+        }
+        assert_eq!(settled_now, 2);
+        let settled = decide(&mut memo, &|_| true);
+        assert!(settled.profiles.is_empty() && settled.generated.is_empty());
+        let mut names: Vec<_> = settled.settled.clone();
+        let mut expected: Vec<_> = (built.profiles.iter())
+            .map(|p| ("ClusterProfile", p.metadata.name.clone().unwrap()))
+            .chain(
+                built
+                    .generated
+                    .iter()
+                    .map(|g| ("ConfigMap", g.name.clone())),
+            )
+            .collect();
+        names.sort();
+        expected.sort();
+        assert_eq!(names, expected);
+
+        // One object changed in the cluster: its unit is built again, the other stays names.
+        let changed = &built.generated[0].name;
+        let rebuilt = decide(&mut memo, &|object| object.name != *changed);
+        assert_eq!(rebuilt.generated, [Arc::clone(&built.generated[0])]);
+        assert_eq!(rebuilt.profiles, [Arc::clone(&built.profiles[0])]);
+        assert_eq!(rebuilt.settled.len(), 2);
+        let built_again = memo.values_mut().filter(|k| matches!(k, Kept::Built(_)));
+        assert_eq!(built_again.count(), 1);
+    }
+
+    #[test]
     fn a_profile_carries_when_its_event_was_first_seen() {
         let (c1, trigger) = (cluster("c1"), network_policy_trigger(true));
         let objects = network_policy_objects();
@@ -712,6 +851,7 @@ mod tests {
                 event_source: "sveltos-service",
                 events,
                 lookup_epoch: 0,
+                holds: &|_| false,
             };
             let decided = desired(&inputs, &NameOnly, &objects, memo).unwrap();
             memo.finish();

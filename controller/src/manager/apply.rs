@@ -28,6 +28,7 @@ use crate::instantiate::Generated;
 use crate::manager::caches::{Caches, generated_by};
 use crate::manager::owned::Object;
 use crate::plan::Plan;
+use crate::settled::Stamp;
 
 /// Field manager of every write, as Sveltos' event-manager.
 pub const FIELD_MANAGER: &str = "application/apply-patch";
@@ -165,11 +166,31 @@ fn holds<T: Any + Send + Sync, K: Resource>(
         return true;
     }
     let same = current.is_some_and(|c| same(c));
-    let confirmed = version
-        .filter(|_| same)
-        .map(|v| (Arc::clone(wanted) as Arc<dyn Any + Send + Sync>, v));
+    let confirmed = current.filter(|_| same).map(|c| {
+        (
+            Arc::clone(wanted) as Arc<dyn Any + Send + Sync>,
+            Stamp::of(kind, c.meta()),
+        )
+    });
     caches.confirm(&key, confirmed);
     same
+}
+
+/// Confirms `wanted` as `kind` object `written` as the server answered its write: a
+/// forced apply leaves the object holding every field the pass wanted, so the echo need not
+/// be compared, and the unit may settle at once.
+fn confirm_written<T: Any + Send + Sync>(
+    caches: &Caches,
+    kind: &str,
+    wanted: &Arc<T>,
+    written: &ObjectMeta,
+) {
+    let name = written.name.as_deref().unwrap_or_default();
+    let wanted = Arc::clone(wanted) as Arc<dyn Any + Send + Sync>;
+    caches.confirm(
+        &format!("{kind}/{name}"),
+        Some((wanted, Stamp::of(kind, written))),
+    );
 }
 
 /// How long a pass goes on starting writes at least; what is left goes to the next pass,
@@ -282,6 +303,9 @@ pub async fn apply(
                 .push(Item::Generated(generated));
         }
     }
+    for (kind, name) in &plan.desired.settled {
+        wanted.insert((kind, name));
+    }
     for profile in &plan.desired.profiles {
         let name = profile.metadata.name.as_deref().unwrap_or_default();
         wanted.insert(("ClusterProfile", name));
@@ -329,15 +353,17 @@ pub async fn apply(
                     generated.name.as_str(),
                 );
                 let write = write_generated(client, &params, generated);
+                let write = async move { Ok((write.await?, *generated)) };
                 Some(announced(caches, place, write, &disturbed))
             }
             Item::Profile(_) => None,
         });
-        applied.written += in_flight(writes.collect(), |(kind, metadata)| {
+        applied.written += in_flight(writes.collect(), |((kind, metadata), generated)| {
             let version = metadata.resource_version.clone();
             if caches.wrote(trigger, kind, &metadata, version) {
                 disturbed.store(true, Ordering::Relaxed);
             }
+            confirm_written(caches, kind, generated, &metadata);
         })
         .await?;
         let writes = chunk.iter().filter_map(|(_, item)| match item {
@@ -350,7 +376,10 @@ pub async fn apply(
                 }
                 let write = async move {
                     let body = Patch::Apply(profile.as_ref());
-                    answer::patch::<ClusterProfile>(client, (None, name), None, params, &body).await
+                    let place = (None, name);
+                    let written =
+                        answer::patch::<ClusterProfile>(client, place, None, params, &body).await;
+                    Ok((written?, *profile))
                 };
                 Some(announced(
                     caches,
@@ -361,11 +390,12 @@ pub async fn apply(
             }
             Item::Generated(_) => None,
         });
-        applied.written += in_flight(writes.collect(), |written| {
+        applied.written += in_flight(writes.collect(), |(written, profile)| {
             let version = written.generation.map(|g| g.to_string());
             if caches.wrote(trigger, "ClusterProfile", &written, version) {
                 disturbed.store(true, Ordering::Relaxed);
             }
+            confirm_written(caches, "ClusterProfile", profile, &written);
         })
         .await?;
     }
@@ -418,7 +448,6 @@ pub async fn apply(
         caches.forget_written(trigger, kind, name);
     })
     .await?;
-    caches.prune_confirmed();
     Ok(applied)
 }
 

@@ -24,6 +24,8 @@ use crate::instantiate::{Lookup, Referenced};
 use crate::manager::owned::{Object, Owned};
 use crate::memo::Digest;
 use crate::plan::World;
+use crate::profiles::{Built, Wanted};
+use crate::settled::{Settled, SettledObject, Stamp};
 use crate::watches::Freshness;
 
 /// Reflector stores of everything the manager reads.
@@ -92,9 +94,9 @@ pub struct Confirmations {
     prune_at: usize,
 }
 
-/// A generated object the cache showed as wanted: the wanted object (kept, so its address is
-/// not reused by another) and the cached resourceVersion.
-pub type Confirmed = (Arc<dyn Any + Send + Sync>, String);
+/// A generated object the cache showed as wanted (or a write left as wanted): the wanted
+/// object (kept, so its address is not reused by another) and the object's stamp.
+pub type Confirmed = (Arc<dyn Any + Send + Sync>, Stamp);
 
 /// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
 pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
@@ -157,13 +159,36 @@ impl Caches {
     }
 
     /// Whether the cache showed `wanted` as object `key` (`Kind/name`) at `version` in an
-    /// earlier pass.
+    /// earlier pass (or a write left it so).
     pub fn is_confirmed<T>(&self, key: &str, wanted: &Arc<T>, version: &str) -> bool {
         self.confirmed.lock().is_ok_and(|confirmed| {
             confirmed.by_key.get(key).is_some_and(|(object, at)| {
-                std::ptr::addr_eq(Arc::as_ptr(object), Arc::as_ptr(wanted)) && at == version
+                std::ptr::addr_eq(Arc::as_ptr(object), Arc::as_ptr(wanted)) && at.version == version
             })
         })
+    }
+
+    /// The stamp of object `key` (`Kind/name`) if it is confirmed as `wanted` (by address).
+    fn confirmed_stamp(&self, key: &str, wanted: &dyn Wanted) -> Option<Stamp> {
+        let confirmed = self.confirmed.lock().ok()?;
+        let (object, stamp) = confirmed.by_key.get(key)?;
+        std::ptr::addr_eq(Arc::as_ptr(object), wanted.address()).then(|| stamp.clone())
+    }
+
+    /// `built` settled, if each of its objects is confirmed as the unit wants it; their
+    /// confirmations are let go then, and with them the last hold on the unit's objects
+    /// besides the memo's.
+    pub fn settle(&self, built: &Built) -> Option<Settled> {
+        let settled = built
+            .settle(|kind, name, wanted| self.confirmed_stamp(&format!("{kind}/{name}"), wanted))?;
+        if let Ok(mut confirmed) = self.confirmed.lock() {
+            for object in &settled.objects {
+                confirmed
+                    .by_key
+                    .remove(&format!("{}/{}", object.kind, object.name));
+            }
+        }
+        Some(settled)
     }
 
     /// Forgets confirmations of objects the caches no longer hold (deleted by someone else, or
@@ -434,6 +459,24 @@ impl World for Caches {
         self.fleet.in_scope()
     }
 
+    fn holds(&self, object: &SettledObject) -> bool {
+        let name = object.name.as_str();
+        let holds = |meta: &ObjectMeta| object.stamp.holds(meta);
+        match object.kind {
+            "ClusterProfile" => {
+                (self.profiles.get(&ObjectRef::new(name))).is_some_and(|p| holds(&p.metadata))
+            }
+            "Secret" => (self
+                .secrets
+                .get(&ObjectRef::new(name).within(SVELTOS_NAMESPACE)))
+            .is_some_and(|s| holds(&s.metadata)),
+            _ => (self
+                .config_maps
+                .get(&ObjectRef::new(name).within(SVELTOS_NAMESPACE)))
+            .is_some_and(|c| holds(&c.metadata)),
+        }
+    }
+
     fn lookup_epoch(&self) -> u64 {
         self.lookup_epoch.load(Ordering::Acquire)
     }
@@ -580,6 +623,14 @@ mod tests {
         assert!(caches.listed.lock().unwrap().is_empty());
     }
 
+    /// The stamp of an object at `version`.
+    fn at(version: &str) -> Stamp {
+        Stamp {
+            version: version.into(),
+            spec: None,
+        }
+    }
+
     #[test]
     fn a_confirmed_profile_holds_while_neither_it_nor_the_cache_changes() {
         let caches = caches();
@@ -588,10 +639,7 @@ mod tests {
         assert!(!caches.is_confirmed("p", &wanted, "1"));
         caches.confirm(
             "p",
-            Some((
-                Arc::clone(&wanted) as Arc<dyn Any + Send + Sync>,
-                "1".to_owned(),
-            )),
+            Some((Arc::clone(&wanted) as Arc<dyn Any + Send + Sync>, at("1"))),
         );
         assert!(caches.is_confirmed("p", &wanted, "1"));
         // Another resourceVersion (an edit by anyone) or another wanted profile: compare again.
@@ -607,10 +655,7 @@ mod tests {
         let caches = caches();
         let confirm = |i: usize| {
             let wanted = Arc::new(ClusterProfile::default()) as Arc<dyn Any + Send + Sync>;
-            caches.confirm(
-                &format!("ClusterProfile/p{i}"),
-                Some((wanted, "1".to_owned())),
-            );
+            caches.confirm(&format!("ClusterProfile/p{i}"), Some((wanted, at("1"))));
         };
         let count = || caches.confirmed.lock().map_or(0, |c| c.by_key.len());
         (0..1000).for_each(confirm);

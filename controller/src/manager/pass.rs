@@ -273,6 +273,11 @@ impl Reconcile<'_> {
             let only = apply::Scope::Only(&within);
             let applied = apply::apply(self.client, caches, name, &plan, only, budget);
             let applied = applied.await?;
+            // What the cluster now holds as planned is kept as names and stamps; then the
+            // confirmations of objects gone are let go (not before: a write's echo may be
+            // on its way, and its unit settles by the write's confirmation).
+            memo.plan.settle(&within, |built| caches.settle(built));
+            caches.prune_confirmed();
             memo.pending.retain(|c| !within.contains(c));
             memo.pending.extend(applied.left.iter().flatten().cloned());
             record_passes(caches, name, &plan, None, &memo.pending, false);

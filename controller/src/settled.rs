@@ -1,0 +1,92 @@
+//! Units whose objects the management cluster was seen to hold as planned. The planner's memo
+//! keeps such a unit as names and stamps instead of its objects: a fleet's generated
+//! ClusterProfiles, ConfigMaps and Secrets are then held once (by the caches), not twice.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::memo::{Digest, digest};
+
+/// What an object was when it was seen to hold what a pass wanted: while the cache shows the
+/// same, it still does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The resourceVersion.
+    pub version: String,
+    /// For a ClusterProfile, its generation (which moves with its spec, not with the status
+    /// the deployer writes) and the digest of its labels.
+    pub spec: Option<(Option<i64>, Digest)>,
+}
+
+impl Stamp {
+    /// The stamp of a `kind` object as `meta` shows it.
+    pub fn of(kind: &str, meta: &ObjectMeta) -> Stamp {
+        Stamp {
+            version: meta.resource_version.clone().unwrap_or_default(),
+            spec: (kind == "ClusterProfile").then(|| (meta.generation, digest(&meta.labels))),
+        }
+    }
+
+    /// Whether an object shown as `meta` is still what was stamped: the same version, or (a
+    /// ClusterProfile) the same generation and labels, as after a status write.
+    pub fn holds(&self, meta: &ObjectMeta) -> bool {
+        meta.resource_version.as_deref() == Some(self.version.as_str())
+            || self
+                .spec
+                .is_some_and(|spec| spec == (meta.generation, digest(&meta.labels)))
+    }
+}
+
+/// One object of a settled unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledObject {
+    /// `ClusterProfile`, `ConfigMap` or `Secret`.
+    pub kind: &'static str,
+    /// Its name (ConfigMaps and Secrets are in `projectsveltos`).
+    pub name: String,
+    /// What it was when it held the planned object.
+    pub stamp: Stamp,
+}
+
+/// A unit (a profile and its generated objects) the cluster held as planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// Its objects.
+    pub objects: Vec<SettledObject>,
+}
+
+impl Settled {
+    /// Whether each object is still as stamped, as `holds` tells.
+    pub fn holds(&self, holds: &dyn Fn(&SettledObject) -> bool) -> bool {
+        self.objects.iter().all(holds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn meta(version: &str, generation: Option<i64>, label: &str) -> ObjectMeta {
+        ObjectMeta {
+            resource_version: Some(version.into()),
+            generation,
+            labels: Some(BTreeMap::from([("a".to_owned(), label.to_owned())])),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_stamp_holds_while_the_version_or_the_generation_and_labels_do() {
+        let profile = Stamp::of("ClusterProfile", &meta("7", Some(1), "x"));
+        assert!(profile.holds(&meta("7", Some(1), "x")));
+        // A status write: new version, same generation and labels.
+        assert!(profile.holds(&meta("9", Some(1), "x")));
+        // A spec edit, or a label edit.
+        assert!(!profile.holds(&meta("9", Some(2), "x")));
+        assert!(!profile.holds(&meta("9", Some(1), "y")));
+        // For other kinds only the version counts, whatever the generation says.
+        let config_map = Stamp::of("ConfigMap", &meta("7", Some(1), "x"));
+        assert!(config_map.holds(&meta("7", Some(1), "x")));
+        assert!(!config_map.holds(&meta("8", Some(1), "x")));
+    }
+}
