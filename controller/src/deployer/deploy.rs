@@ -232,8 +232,12 @@ impl Deployer<'_> {
             let place = (target.clone(), namespace.clone());
             namespace_exists = match namespaces.get(&place) {
                 Some(exists) => *exists,
+                None if self.targets.namespace_exists(&place) => true,
                 None => {
                     let exists = ensure_namespace(&client, &namespace, dry_run).await?;
+                    if exists {
+                        self.targets.note_namespace(place.clone(), true);
+                    }
                     namespaces.insert(place, exists);
                     exists
                 }
@@ -294,7 +298,14 @@ impl Deployer<'_> {
                         message: failed(error),
                     });
                 }
-                Err(error) => return Err(ApplyError::Failed(failed(error))),
+                Err(error) => {
+                    if matches!(&error, kube::Error::Api(status) if status.code == 404) {
+                        // Its namespace went away since it was seen.
+                        let place = (key.0.clone(), key.2.clone());
+                        self.targets.note_namespace(place, false);
+                    }
+                    return Err(ApplyError::Failed(failed(error)));
+                }
             }
         }
         Ok(Applied {
@@ -455,13 +466,10 @@ impl Deployer<'_> {
         behaviour: Removal,
     ) -> Result<Vec<Key>, String> {
         let pair = (owner.profile.clone(), owner.summary.clone());
-        let known = self
-            .record()
-            .get(&pair)
-            .map(|known| {
-                let stale = known.iter().filter(|key| !keep.contains(key));
-                stale.cloned().collect::<Vec<Key>>()
-            });
+        let known = self.record().get(&pair).map(|known| {
+            let stale = known.iter().filter(|key| !keep.contains(key));
+            stale.cloned().collect::<Vec<Key>>()
+        });
         let stale = match known {
             Some(stale) => stale,
             None => self.listed(targets, kinds, owner, keep).await?,

@@ -1,7 +1,7 @@
 //! The clusters the deployer writes to: the management cluster (`deploymentType: Local`) and
 //! each registered cluster through its kubeconfig Secret, with the kinds each serves.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use api::v1beta1::ClusterType;
@@ -56,6 +56,8 @@ pub struct Targets {
 struct Known {
     remote: HashMap<ClusterRef, (String, Client)>,
     kinds: HashMap<(Target, GroupVersionKind), Served>,
+    /// Namespaces seen to exist (or created): a deployment into one asks no more.
+    namespaces: HashSet<(Target, String)>,
 }
 
 impl Targets {
@@ -133,6 +135,7 @@ impl Targets {
         let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
         let mut known = self.known();
         known.kinds.retain(|(t, _), _| t != target);
+        known.namespaces.retain(|(t, _)| t != target);
         known
             .remote
             .insert(cluster.clone(), (version, client.clone()));
@@ -171,6 +174,22 @@ impl Targets {
         };
         self.known().kinds.insert(key, served.clone());
         Ok(served)
+    }
+
+    /// Whether namespace `place` (target, name) was seen to exist.
+    pub fn namespace_exists(&self, place: &(Target, String)) -> bool {
+        self.known().namespaces.contains(place)
+    }
+
+    /// Notes whether namespace `place` exists: a write into a namespace found missing
+    /// (deleted since) forgets it, and the next deployment there makes it again.
+    pub fn note_namespace(&self, place: (Target, String), exists: bool) {
+        let mut known = self.known();
+        if exists {
+            known.namespaces.insert(place);
+        } else {
+            known.namespaces.remove(&place);
+        }
     }
 
     /// Forgets what a cluster serves (its CRDs may have changed).

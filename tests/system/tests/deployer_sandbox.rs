@@ -412,6 +412,48 @@ async fn a_paused_profile_or_cluster_is_left_as_it_is() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_deleted_after_a_deployment_is_made_again_by_the_next() {
+    let fixture = Fixture::start().await;
+    let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
+    let policy = |value: &str| {
+        let content = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: apps\ndata:\n  value: {value}\n"
+        );
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "apps-policy", "namespace": "default"},
+               "data": {"object.yaml": content}})
+    };
+    let in_apps: Api<ConfigMap> = Api::namespaced(managed.clone(), "apps");
+    let value = || async {
+        let found = in_apps.get_opt("web").await.unwrap()?;
+        found.data?.get("value").cloned()
+    };
+    apply(mgmt, policy("one")).await;
+    apply(mgmt, profile("apps", &["apps-policy"], json!({}))).await;
+    eventually("deployed into a namespace made for it", || async {
+        value().await.as_deref() == Some("one")
+    })
+    .await;
+    // The namespace goes (its objects with it); the next deployment must not take it for
+    // granted because the last one made it.
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(managed.clone());
+    namespaces
+        .delete("apps", &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the namespace gone", || async {
+        namespaces.get_opt("apps").await.unwrap().is_none()
+    })
+    .await;
+    apply(mgmt, policy("two")).await;
+    eventually("deployed again, namespace and all", || async {
+        value().await.as_deref() == Some("two")
+    })
+    .await;
+    fixture.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_a_policy_no_longer_holds_is_deleted() {
     let fixture = Fixture::start().await;
     let (mgmt, managed) = (&fixture.mgmt, &fixture.managed);
