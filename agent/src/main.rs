@@ -51,7 +51,7 @@ async fn main() -> anyhow::Result<()> {
     let config = clusters::registry::load_config(args.kubeconfig.as_deref(), None)
         .await
         .context("finding the cluster to run in")?;
-    let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+    let client = clusters::client::client(config).context("building the Kubernetes client")?;
     let mode = match args.mode {
         Mode::Hub => run::Mode::Hub {
             capi_onboard_annotation: args.capi_onboard_annotation,

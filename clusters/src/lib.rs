@@ -4,6 +4,7 @@
 //! and the process plumbing (logs, stop signal) of every controller.
 
 pub mod capi;
+pub mod client;
 pub mod objects;
 pub mod process;
 pub mod registry;

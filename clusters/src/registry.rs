@@ -320,7 +320,7 @@ pub async fn connect(
     let config = config_from_kubeconfig(&text)
         .await
         .map_err(|e| invalid(KubeconfigError::Load(e)))?;
-    let client = Client::try_from(config).map_err(|e| invalid(KubeconfigError::Client(e)))?;
+    let client = crate::client::client(config).map_err(|e| invalid(KubeconfigError::Client(e)))?;
     let version = client
         .apiserver_version()
         .await

@@ -72,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
     let config = clusters::registry::load_config(args.kubeconfig.as_deref(), None)
         .await
         .context("finding the management cluster")?;
-    let client = kube::Client::try_from(config).context("building the Kubernetes client")?;
+    let client = clusters::client::client(config).context("building the Kubernetes client")?;
     let webhook = args.webhook_addr.map(|addr| {
         let webhook = sveltos_events_controller::webhook::Webhook {
             namespace: args.namespace.clone(),

@@ -285,7 +285,7 @@ fn contexts(cluster: &ClusterArgs) -> Vec<String> {
 }
 
 async fn client(cluster: &ClusterArgs) -> Option<kube::Client> {
-    kube::Client::try_from(cluster.config().await.ok()?).ok()
+    clusters::client::client(cluster.config().await.ok()?).ok()
 }
 
 async fn namespaces(cluster: &ClusterArgs) -> Vec<String> {

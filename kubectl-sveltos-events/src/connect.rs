@@ -29,7 +29,7 @@ impl ClusterArgs {
     pub async fn connect(&self) -> anyhow::Result<(kube::Client, String, String)> {
         let config = self.config().await?;
         let url = config.cluster_url.to_string();
-        let client = kube::Client::try_from(config)
+        let client = clusters::client::client(config)
             .with_context(|| format!("building a client for {url}"))?;
         let version = client
             .apiserver_version()

@@ -191,7 +191,7 @@ impl Picked {
             kube::Config::from_custom_kubeconfig(self.document("c"), &KubeConfigOptions::default())
                 .await
                 .with_context(|| format!("reading context {:?}", self.context))?;
-        kube::Client::try_from(config)
+        clusters::client::client(config)
             .with_context(|| format!("building a client for {}", self.server()))
     }
 }

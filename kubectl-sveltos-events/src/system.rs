@@ -77,7 +77,7 @@ async fn client_as(
         })?;
     let mut config = handle.config()?;
     config.auth_info.token = Some(token.into());
-    Client::try_from(config).context("building a client for the controller's account")
+    clusters::client::client(config).context("building a client for the controller's account")
 }
 
 /// Installs (or updates) every sveltos-events CRD.

@@ -132,7 +132,7 @@ impl Targets {
         let config = config_from_kubeconfig(text)
             .await
             .map_err(|e| invalid(e.to_string()))?;
-        let client = Client::try_from(config).map_err(|e| invalid(e.to_string()))?;
+        let client = clusters::client::client(config).map_err(|e| invalid(e.to_string()))?;
         let mut known = self.known();
         known.kinds.retain(|(t, _), _| t != target);
         known.namespaces.retain(|(t, _)| t != target);

@@ -178,7 +178,7 @@ pub async fn run(args: &FaultArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                     path.display()
                 )
             })?;
-        let client = kube::Client::try_from(config)
+        let client = clusters::client::client(config)
             .with_context(|| format!("cannot make a client for cluster {cluster}"))?;
         let builder = http::Request::builder().uri("/sandbox/faults");
         let request = match (&args.what, args.what.body()) {

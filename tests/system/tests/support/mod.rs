@@ -73,7 +73,9 @@ pub async fn sandbox_with_crds(count: usize) -> (Sandbox, Client) {
     })
     .await
     .unwrap();
-    let mgmt = sandbox.cluster("mgmt").unwrap().client().unwrap();
+    // The controllers' client as their binaries build it.
+    let config = sandbox.cluster("mgmt").unwrap().config().unwrap();
+    let mgmt = clusters::client::client(config).unwrap();
     install_crds(&mgmt).await;
     (sandbox, mgmt)
 }
