@@ -25,7 +25,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use crate::answer;
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::Generated;
-use crate::manager::caches::{Caches, generated_by};
+use crate::manager::caches::{Caches, confirmation_key, generated_by};
 use crate::manager::owned::Object;
 use crate::plan::Plan;
 use crate::settled::Stamp;
@@ -157,7 +157,7 @@ fn holds<T: Any + Send + Sync, K: Resource>(
     current: Option<&Arc<K>>,
     same: impl FnOnce(&K) -> bool,
 ) -> bool {
-    let key = format!("{kind}/{name}");
+    let key = confirmation_key(kind, name);
     let version = current.and_then(|c| c.resource_version());
     if version
         .as_ref()
@@ -188,7 +188,7 @@ fn confirm_written<T: Any + Send + Sync>(
     let name = written.name.as_deref().unwrap_or_default();
     let wanted = Arc::clone(wanted) as Arc<dyn Any + Send + Sync>;
     caches.confirm(
-        &format!("{kind}/{name}"),
+        &confirmation_key(kind, name),
         Some((wanted, Stamp::of(kind, written))),
     );
 }
@@ -405,7 +405,7 @@ pub async fn apply(
     let stale = stale(caches, trigger, plan, scope, &wanted);
     let deletions = stale.iter().filter(|(kind, _)| *kind == "ClusterProfile");
     let deletions = deletions.map(|(_, name)| {
-        caches.confirm(&format!("ClusterProfile/{name}"), None);
+        caches.confirm(&confirmation_key("ClusterProfile", name), None);
         let profiles = &profiles;
         async move {
             match profiles.delete(name, &DeleteParams::background()).await {
@@ -433,7 +433,7 @@ pub async fn apply(
     }
     let deletions = stale.iter().filter(|(kind, _)| *kind != "ClusterProfile");
     let deletions = deletions.map(|(kind, name)| {
-        caches.confirm(&format!("{kind}/{name}"), None);
+        caches.confirm(&confirmation_key(kind, name), None);
         let (config_maps, secrets) = (&config_maps, &secrets);
         async move {
             let deleted = match *kind {

@@ -115,6 +115,11 @@ pub struct OwnWrites {
 /// The kinds of objects a trigger generates.
 pub const GENERATED_KINDS: [&str; 3] = ["ClusterProfile", "ConfigMap", "Secret"];
 
+/// Key of a generated object in [`Caches::confirmed`]: `Kind/name`.
+pub fn confirmation_key(kind: &str, name: &str) -> String {
+    format!("{kind}/{name}")
+}
+
 /// Key of an object in [`Caches::own_writes`].
 fn own_key(kind: &str, namespace: &str, name: &str) -> String {
     format!("{kind}/{namespace}/{name}")
@@ -179,13 +184,14 @@ impl Caches {
     /// confirmations are let go then, and with them the last hold on the unit's objects
     /// besides the memo's.
     pub fn settle(&self, built: &Built) -> Option<Settled> {
-        let settled = built
-            .settle(|kind, name, wanted| self.confirmed_stamp(&format!("{kind}/{name}"), wanted))?;
+        let settled = built.settle(|kind, name, wanted| {
+            self.confirmed_stamp(&confirmation_key(kind, name), wanted)
+        })?;
         if let Ok(mut confirmed) = self.confirmed.lock() {
             for object in &settled.objects {
                 confirmed
                     .by_key
-                    .remove(&format!("{}/{}", object.kind, object.name));
+                    .remove(&confirmation_key(object.kind, &object.name));
             }
         }
         Some(settled)
