@@ -15,7 +15,10 @@
 //! ClusterProfile, its NetworkPolicy.
 //!
 //!   cargo bench -p sveltos-events-system --bench end_to_end
-//!   E2E_EVENTS=1000 E2E_FLEET_CLUSTERS=10 E2E_FLEET_SERVICES=100 (the defaults)
+//!   E2E_EVENTS=1000 E2E_PREFILL=0 E2E_FLEET_CLUSTERS=10 E2E_FLEET_SERVICES=100 (the defaults)
+//!
+//! `E2E_PREFILL=N`: before the events, N profiles exist already, made for Services in other
+//! clusters (100 each), so the latency is that of a fleet of N + E2E_EVENTS profiles.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark set-up
 
 #[path = "../tests/support/mod.rs"]
@@ -33,7 +36,7 @@ use kube::api::Api;
 use kube::core::ApiResource;
 use kube::runtime::{WatchStreamExt, watcher};
 use support::{
-    apply, network_policy_scenario, one_cluster_scenario, register, sandbox_with_crds, service,
+    apply, network_policy_scenario, register, registered_clusters, sandbox_with_crds, service,
     start_system,
 };
 use tokio::sync::mpsc;
@@ -87,9 +90,31 @@ fn print_percentiles(what: &str, samples: &mut [Duration]) {
     );
 }
 
-async fn latency(events: usize) {
-    let (sandbox, mgmt, managed) = one_cluster_scenario().await;
+/// Services (so profiles) per cluster of the fleet that exists before a latency run.
+const PREFILL_PER_CLUSTER: usize = 100;
+
+async fn latency(events: usize, prefill: usize) {
+    // The measured cluster is cluster-1; the others hold `prefill` profiles' Services.
+    let others = prefill.div_ceil(PREFILL_PER_CLUSTER);
+    let (sandbox, mgmt, mut clients) = registered_clusters(1 + others).await;
+    network_policy_scenario(&mgmt).await;
+    let managed = clients.remove(0);
+    let mut left = prefill;
+    for client in &clients {
+        for i in 0..left.min(PREFILL_PER_CLUSTER) {
+            apply(client, service(&format!("fill-{i}"))).await;
+        }
+        left = left.saturating_sub(PREFILL_PER_CLUSTER);
+    }
     let system = start_system(&mgmt);
+    if prefill > 0 {
+        let filled = Instant::now();
+        wait_for_policies(&clients, prefill).await;
+        println!(
+            "{prefill} profiles in {others} other clusters made in {:.1} s before the events",
+            filled.elapsed().as_secs_f64()
+        );
+    }
 
     let (arrivals, mut arrived) = mpsc::unbounded_channel::<(Hop, String, Instant)>();
     watch_hop(
@@ -157,7 +182,8 @@ async fn latency(events: usize) {
     }
     let elapsed = started.elapsed();
     println!(
-        "event -> add-on latency, 1 managed cluster, {events} sequential events (the fleet grows to {events} profiles); {:.0} events/s",
+        "event -> add-on latency, 1 managed cluster, {events} sequential events (the fleet grows to {} profiles); {:.0} events/s",
+        prefill + events,
         events as f64 / elapsed.as_secs_f64()
     );
     print_percentiles("event -> add-on", &mut total);
@@ -168,6 +194,26 @@ async fn latency(events: usize) {
         task.abort();
     }
     sandbox.shutdown().await;
+}
+
+/// Waits until `clients`' clusters hold `count` NetworkPolicies between them.
+async fn wait_for_policies(clients: &[kube::Client], count: usize) {
+    loop {
+        let mut found = 0;
+        for client in clients {
+            let policies: Api<NetworkPolicy> = Api::namespaced(client.clone(), "default");
+            found += policies
+                .list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .len();
+        }
+        if found >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 /// How long the clusters must see no write before a restart counts as over.
@@ -335,7 +381,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(latency(bench_setting("E2E_EVENTS", 1000)));
+    runtime.block_on(latency(
+        bench_setting("E2E_EVENTS", 1000),
+        bench_setting("E2E_PREFILL", 0),
+    ));
     let clusters = bench_setting("E2E_FLEET_CLUSTERS", 10);
     let services = bench_setting("E2E_FLEET_SERVICES", 100);
     runtime.block_on(fleet(clusters, services));
