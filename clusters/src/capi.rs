@@ -51,6 +51,11 @@ impl CapiClusters {
         .boxed()
     }
 
+    /// A count of the changes seen so far (the same while nothing changed).
+    pub fn version(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
     /// Every cluster (those carrying the onboarding annotation, when one is required).
     pub fn state(&self) -> Vec<Arc<Value>> {
         let Ok(objects) = self.objects.read() else {

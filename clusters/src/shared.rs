@@ -3,6 +3,7 @@
 //! components use it.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::stream::{self, Stream, StreamExt};
@@ -23,6 +24,7 @@ pub const INBOX: usize = 4_096;
 pub struct Shared<K: Watched> {
     store: Store<K>,
     subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>>,
+    version: Arc<AtomicU64>,
     _watch: Arc<StopOnDrop>,
 }
 
@@ -31,6 +33,7 @@ impl<K: Watched> Clone for Shared<K> {
         Shared {
             store: self.store.clone(),
             subscribers: Arc::clone(&self.subscribers),
+            version: Arc::clone(&self.version),
             _watch: Arc::clone(&self._watch),
         }
     }
@@ -50,7 +53,12 @@ impl<K: Watched> Shared<K> {
     pub fn start(client: &Client, config: watcher::Config) -> Self {
         let (store, events) = events::<K>(kube::Api::all(client.clone()), config);
         let subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>> = Arc::default();
-        let (reader, senders) = (store.clone(), Arc::clone(&subscribers));
+        let version = Arc::new(AtomicU64::new(0));
+        let (reader, senders, bump) = (
+            store.clone(),
+            Arc::clone(&subscribers),
+            Arc::clone(&version),
+        );
         let task = tokio::spawn(async move {
             // Settled here, in the poll that applied the event to the store, so that a list's
             // start sees the store as it was before the list.
@@ -59,6 +67,7 @@ impl<K: Watched> Shared<K> {
             while let Some(event) = events.next().await {
                 let changed = settled.take(event, &reader);
                 if !changed.is_empty() {
+                    bump.fetch_add(1, Ordering::Release);
                     let changed: Vec<Arc<K>> = changed.into_iter().map(Arc::new).collect();
                     dispatch(&senders, &changed, &reader);
                 }
@@ -67,6 +76,7 @@ impl<K: Watched> Shared<K> {
         Shared {
             store,
             subscribers,
+            version,
             _watch: Arc::new(StopOnDrop(task.abort_handle())),
         }
     }
@@ -74,6 +84,12 @@ impl<K: Watched> Shared<K> {
     /// The store every subscriber reads.
     pub fn store(&self) -> Store<K> {
         self.store.clone()
+    }
+
+    /// A count of the changes the store showed so far (bumped once the store shows them):
+    /// while it stays the same, what was made from the store still holds.
+    pub fn version(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.version)
     }
 
     /// The objects whose change the store shows (see [`Settled`]), from now on: first the

@@ -4,6 +4,7 @@
 //! selector, an empty cluster selector picks no cluster (Sveltos' rule).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use api::capi::CapiCluster;
@@ -141,12 +142,17 @@ pub struct Fleet {
     /// The clusters last made from the registry: every pass of every controller reads them,
     /// and making them (each object turned into its template value) cost more than the pass.
     made: Arc<Mutex<Made>>,
+    /// The SveltosCluster watch's count of changes, when it keeps one: while it and the
+    /// Cluster API watch's count stay the same, the registry need not be read again.
+    versions: Option<Arc<AtomicU64>>,
 }
 
 /// Clusters made from registered objects, kept with those objects (the same `Arc`s while
 /// nothing changed: a watch replaces an object's `Arc` when it changes).
 #[derive(Default)]
 struct Made {
+    /// The watches' counts of changes when `from` was read.
+    versions: Option<(u64, u64)>,
     from: Vec<Registration>,
     all: Arc<[Cluster]>,
     in_scope: Arc<[Cluster]>,
@@ -167,7 +173,16 @@ impl Fleet {
             registry,
             scope,
             made: Arc::default(),
+            versions: None,
         }
+    }
+
+    /// This fleet, with `sveltos` counting the changes its SveltosCluster store showed (see
+    /// `Shared::version`): the clusters are then made again only after one of the watches
+    /// counted a change, instead of after comparing every registered object on each read.
+    pub fn counting(mut self, sveltos: Arc<AtomicU64>) -> Self {
+        self.versions = Some(sveltos);
+        self
     }
 
     /// Every registered cluster, whatever its shard.
@@ -183,20 +198,31 @@ impl Fleet {
     /// Reads the clusters made from the registry as it is now, making them again if any
     /// registered object changed since.
     fn current(&self, read: impl Fn(&Made) -> Arc<[Cluster]>) -> Arc<[Cluster]> {
-        let now: Vec<Registration> = self.registry.all().collect();
-        let unchanged = |made: &Made| {
-            made.from.len() == now.len() && made.from.iter().zip(&now).all(|(a, b)| same(a, b))
-        };
+        // Read before the registry: a change counted after this makes them again next time.
+        let versions = self.versions.as_ref().map(|sveltos| {
+            (
+                sveltos.load(Ordering::Acquire),
+                self.registry.capi.version(),
+            )
+        });
         let Ok(mut made) = self.made.lock() else {
-            return read(&self.make(now));
+            return read(&self.make(versions, self.registry.all().collect()));
         };
-        if !unchanged(&made) {
-            *made = self.make(now);
+        if versions.is_some() && made.versions == versions {
+            return read(&made);
+        }
+        let now: Vec<Registration> = self.registry.all().collect();
+        let unchanged =
+            made.from.len() == now.len() && made.from.iter().zip(&now).all(|(a, b)| same(a, b));
+        if unchanged {
+            made.versions = versions;
+        } else {
+            *made = self.make(versions, now);
         }
         read(&made)
     }
 
-    fn make(&self, from: Vec<Registration>) -> Made {
+    fn make(&self, versions: Option<(u64, u64)>, from: Vec<Registration>) -> Made {
         let all: Arc<[Cluster]> = from.iter().filter_map(Cluster::from_registration).collect();
         let in_scope = all
             .iter()
@@ -204,6 +230,7 @@ impl Fleet {
             .cloned()
             .collect();
         Made {
+            versions,
             from,
             all,
             in_scope,
@@ -375,5 +402,35 @@ mod tests {
         assert_eq!(second[0].labels["env"], "prod");
         assert_eq!(first[0].labels["env"], "dev");
         assert_eq!(fleet.all()[0].labels["env"], "prod");
+    }
+
+    #[test]
+    fn a_counting_fleet_reads_the_registry_again_only_after_a_counted_change() {
+        let (store, mut writer) = kube::runtime::reflector::store::<SveltosCluster>();
+        let mut apply = |labels: Value| {
+            let cluster = serde_json::from_value(json!({
+                "metadata": {"name": "c", "namespace": "default", "labels": labels},
+                "spec": {}
+            }))
+            .unwrap();
+            writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cluster));
+        };
+        apply(json!({"env": "dev"}));
+        let registry = Registry {
+            sveltos: store.clone(),
+            capi: CapiClusters::none(),
+        };
+        let count = Arc::new(AtomicU64::new(0));
+        let fleet = Fleet::new(registry, ClusterScope::default()).counting(Arc::clone(&count));
+        let first = fleet.all();
+        // The store changed but the watch has not counted it yet: the clusters made stand.
+        apply(json!({"env": "prod"}));
+        assert!(Arc::ptr_eq(&first, &fleet.all()));
+        count.fetch_add(1, Ordering::Release);
+        assert_eq!(fleet.in_scope()[0].labels["env"], "prod");
+        // Counted, but nothing registered changed: the same clusters, not made again.
+        let second = fleet.all();
+        count.fetch_add(1, Ordering::Release);
+        assert!(Arc::ptr_eq(&second, &fleet.all()));
     }
 }

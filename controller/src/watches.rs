@@ -48,13 +48,14 @@ impl Watches {
             sveltos: sveltos_clusters.store(),
             capi,
         };
+        let fleet = Fleet::new(registry, scope).counting(sveltos_clusters.version());
         Watches {
             config_maps: Shared::start(client, all()),
             secrets: Shared::start(client, all()),
             profiles: Shared::start(client, all()),
             cluster_sets: Shared::start(client, all()),
             sveltos_clusters,
-            fleet: Fleet::new(registry, scope),
+            fleet,
             fresh: Freshness::default(),
         }
     }
