@@ -11,7 +11,7 @@ pub const SVELTOS_CLUSTER_API_VERSION: &str = "lib.projectsveltos.io/v1beta1";
 pub const CAPI_DEFAULT_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
 /// A registered cluster: namespace and name of its object, and its type.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Eq, PartialOrd, Ord)]
 pub struct ClusterRef {
     /// Namespace of the SveltosCluster or Cluster API Cluster.
     pub namespace: String,
@@ -19,6 +19,24 @@ pub struct ClusterRef {
     pub name: String,
     /// `Sveltos` or `Capi`.
     pub cluster_type: ClusterType,
+}
+
+/// Equal when all three are: the name first, as clusters mostly share their namespace and
+/// controllers look a cluster up among a fleet's thousand.
+impl PartialEq for ClusterRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.namespace == other.namespace
+            && self.cluster_type == other.cluster_type
+    }
+}
+
+impl std::hash::Hash for ClusterRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.namespace.hash(state);
+        self.name.hash(state);
+        self.cluster_type.hash(state);
+    }
 }
 
 impl ClusterRef {
@@ -81,6 +99,25 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn refs_are_equal_and_hash_alike_only_when_all_three_parts_are() {
+        use std::hash::BuildHasher;
+        let one = ClusterRef::sveltos("default", "c1");
+        let mut capi = one.clone();
+        capi.cluster_type = ClusterType::Capi;
+        for other in [
+            ClusterRef::sveltos("other", "c1"),
+            ClusterRef::sveltos("default", "c2"),
+            capi,
+        ] {
+            assert_ne!(one, other);
+        }
+        let same = ClusterRef::sveltos("default", "c1");
+        assert_eq!(one, same);
+        let state = std::collections::hash_map::RandomState::new();
+        assert_eq!(state.hash_one(&one), state.hash_one(&same));
+    }
 
     #[test]
     fn references_go_both_ways() {
