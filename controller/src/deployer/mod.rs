@@ -405,7 +405,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
 }
 
 /// Passes that run at once, each in its own lane (destination cluster).
-const LANES: usize = 8;
+const LANES: usize = 16;
 
 /// The cluster a summary records a deployment in.
 fn summary_cluster(summary: &ClusterSummary) -> ClusterRef {
