@@ -375,22 +375,37 @@ mod tests {
         assert!(names("green").is_empty());
     }
 
-    #[test]
-    fn the_fleet_is_made_again_when_a_cluster_changes_and_only_then() {
+    /// A registry of one SveltosCluster `default/c` labelled `env: dev`, and its store's writer.
+    fn one_cluster_registry() -> (
+        Registry,
+        kube::runtime::reflector::store::Writer<SveltosCluster>,
+    ) {
         let (store, mut writer) = kube::runtime::reflector::store::<SveltosCluster>();
-        let mut apply = |labels: Value| {
-            let cluster = serde_json::from_value(json!({
-                "metadata": {"name": "c", "namespace": "default", "labels": labels},
-                "spec": {}
-            }))
-            .unwrap();
-            writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cluster));
-        };
-        apply(json!({"env": "dev"}));
+        relabel(&mut writer, json!({"env": "dev"}));
         let registry = Registry {
-            sveltos: store.clone(),
+            sveltos: store,
             capi: CapiClusters::none(),
         };
+        (registry, writer)
+    }
+
+    /// Applies `default/c` with `labels` to the store of `writer`.
+    fn relabel(
+        writer: &mut kube::runtime::reflector::store::Writer<SveltosCluster>,
+        labels: Value,
+    ) {
+        let cluster = serde_json::from_value(json!({
+            "metadata": {"name": "c", "namespace": "default", "labels": labels},
+            "spec": {}
+        }))
+        .unwrap();
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cluster));
+    }
+
+    #[test]
+    fn the_fleet_is_made_again_when_a_cluster_changes_and_only_then() {
+        let (registry, mut writer) = one_cluster_registry();
+        let mut apply = |labels: Value| relabel(&mut writer, labels);
         let fleet = Fleet::new(registry, ClusterScope::default());
         let first = fleet.all();
         assert!(
@@ -406,20 +421,8 @@ mod tests {
 
     #[test]
     fn a_counting_fleet_reads_the_registry_again_only_after_a_counted_change() {
-        let (store, mut writer) = kube::runtime::reflector::store::<SveltosCluster>();
-        let mut apply = |labels: Value| {
-            let cluster = serde_json::from_value(json!({
-                "metadata": {"name": "c", "namespace": "default", "labels": labels},
-                "spec": {}
-            }))
-            .unwrap();
-            writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(cluster));
-        };
-        apply(json!({"env": "dev"}));
-        let registry = Registry {
-            sveltos: store.clone(),
-            capi: CapiClusters::none(),
-        };
+        let (registry, mut writer) = one_cluster_registry();
+        let mut apply = |labels: Value| relabel(&mut writer, labels);
         let count = Arc::new(AtomicU64::new(0));
         let fleet = Fleet::new(registry, ClusterScope::default()).counting(Arc::clone(&count));
         let first = fleet.all();
