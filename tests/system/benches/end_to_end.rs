@@ -196,8 +196,10 @@ async fn latency(events: usize, prefill: usize) {
     sandbox.shutdown().await;
 }
 
-/// Waits until `clients`' clusters hold `count` NetworkPolicies between them.
+/// Waits until `clients`' clusters hold `count` NetworkPolicies between them (at most ten
+/// minutes: a fleet that does not converge fails the bench rather than hanging it).
 async fn wait_for_policies(clients: &[kube::Client], count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         let mut found = 0;
         for client in clients {
@@ -212,6 +214,10 @@ async fn wait_for_policies(clients: &[kube::Client], count: usize) {
         if found >= count {
             return;
         }
+        assert!(
+            Instant::now() < deadline,
+            "only {found} of {count} NetworkPolicies after ten minutes"
+        );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
