@@ -22,6 +22,8 @@ pub const TEX_TEMPLATE_ANNOTATION: &str = "projectsveltos.io/tex-template";
 pub const PROFILE_PAUSED_ANNOTATION: &str = "profile.projectsveltos.io/paused";
 /// Cluster API's pause annotation, honoured on clusters and EventTriggers.
 pub const CAPI_PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+/// kubectl's copy of the object it applied (`kubectl apply`), data included.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// Assigns a cluster to the manager instance started with the same shard key.
 pub const SHARD_ANNOTATION: &str = "sharding.projectsveltos.io/key";
 /// Our own marker: the object was converted from v1alpha1 and keeps the old rule that every

@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::labels::LAST_APPLIED_ANNOTATION;
+
 /// On an EventReport: digest of the companion Secret's data this report was written with; on
 /// the companion: digest of its own data. Equal values mean the two are in step.
 pub const SECRET_DATA_ANNOTATION: &str = "eventreport.sveltos-events.io/secret-data";
 /// Marks a companion Secret (value `ok`), so watchers can tell it from other Secrets.
 pub const SECRET_DATA_LABEL: &str = "eventreport.sveltos-events.io/secret-data";
-/// kubectl's copy of the applied object, Secret data included.
-const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Name of the companion Secret of the EventReport `report` (in the report's namespace).
 pub fn companion_name(report: &str) -> String {

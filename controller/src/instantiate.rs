@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use api::labels::{
-    CLUSTER_PROFILE_SECRET_TYPE, INSTANTIATE_ANNOTATION, SVELTOS_NAMESPACE, TEMPLATE_ANNOTATION,
-    TEX_TEMPLATE_ANNOTATION,
+    CLUSTER_PROFILE_SECRET_TYPE, INSTANTIATE_ANNOTATION, LAST_APPLIED_ANNOTATION,
+    SVELTOS_NAMESPACE, TEMPLATE_ANNOTATION, TEX_TEMPLATE_ANNOTATION,
 };
 use api::v1beta1::PolicyRef;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -189,8 +189,9 @@ pub fn wants_instantiation(source: &Referenced, cx: &Context<'_>) -> bool {
 }
 
 /// The object written for `source` in this event: every data value rendered with the event
-/// data, named from the identity labels and the source's place, annotations copied. It lives
-/// in namespace `projectsveltos`.
+/// data, named from the identity labels and the source's place, annotations copied but
+/// kubectl's last-applied copy of the source (see [`copied_annotations`]). It lives in
+/// namespace `projectsveltos`.
 pub fn instantiated(source: &Referenced, cx: &Context<'_>) -> Result<Generated, String> {
     let (kind, namespace, name) = (&source.kind, &source.namespace, &source.name);
     let mut data = BTreeMap::new();
@@ -208,9 +209,19 @@ pub fn instantiated(source: &Referenced, cx: &Context<'_>) -> Result<Generated, 
         kind: kind.clone(),
         name: generated_name(&labels),
         labels,
-        annotations: source.annotations.clone(),
+        annotations: copied_annotations(&source.annotations),
         data,
     })
+}
+
+/// The source's annotations a generated object carries. Upstream copies them all; kubectl's
+/// last-applied annotation is left out here: it describes the source (template text and
+/// all), so on the generated object it would only mislead a later `kubectl apply`, and it
+/// doubled each generated object, in etcd, in every watch and in the manager's memory.
+fn copied_annotations(annotations: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut copied = annotations.clone();
+    copied.remove(LAST_APPLIED_ANNOTATION);
+    copied
 }
 
 /// Refuses an instantiated policyRef whose data the deployer could not read as Kubernetes
@@ -321,7 +332,11 @@ mod tests {
     fn annotated_configmap_is_instantiated_into_projectsveltos() {
         let source = configmap(
             "network-policy",
-            &[(INSTANTIATE_ANNOTATION, "ok"), (TEMPLATE_ANNOTATION, "ok")],
+            &[
+                (INSTANTIATE_ANNOTATION, "ok"),
+                (TEMPLATE_ANNOTATION, "ok"),
+                (LAST_APPLIED_ANNOTATION, r#"{"kind":"ConfigMap"}"#),
+            ],
         );
         let resolved = run(
             &reference("ConfigMap", "network-policy"),
@@ -333,9 +348,9 @@ mod tests {
         let generated = resolved.generated.unwrap();
         assert!(generated.data["np.yaml"].contains("name: front-my-service"));
         assert_eq!(
-            generated.annotations.len(),
-            2,
-            "annotations copied, template pass kept"
+            generated.annotations.keys().collect::<Vec<_>>(),
+            [INSTANTIATE_ANNOTATION, TEMPLATE_ANNOTATION],
+            "annotations copied, template pass kept, kubectl's copy of the source left out"
         );
         assert_eq!(
             generated.labels["eventtrigger.lib.projectsveltos.io/refname"],
