@@ -59,6 +59,13 @@ pub struct Args {
     /// Leave deployment of ClusterProfiles to Sveltos' addon-controller.
     #[arg(long)]
     no_deployer: bool,
+    /// Memory limit of the manager, e.g. `2Gi`: it holds every generated ClusterProfile,
+    /// ConfigMap and ClusterSummary, about 20 KiB per event (512Mi: ~20,000 profiles).
+    #[arg(long, default_value = manifests::MEMORY_LIMIT, value_parser = memory_limit)]
+    manager_memory: String,
+    /// Memory limit of the agent, e.g. `1Gi` (512Mi holds 1,000 clusters x 100 objects).
+    #[arg(long, default_value = manifests::MEMORY_LIMIT, value_parser = memory_limit)]
+    agent_memory: String,
     /// Install even where Sveltos' own controllers run, over CRDs another tool installed, or
     /// over CRDs of a newer sveltos-events.
     #[arg(long)]
@@ -93,8 +100,48 @@ impl Args {
         values.shard_key = self.shard_key.clone();
         values.deployer = !self.no_deployer;
         values.agent_mode = self.agent_mode;
+        values.manager_memory = self.manager_memory.clone();
+        values.agent_memory = self.agent_memory.clone();
         Ok(values)
     }
+}
+
+/// A memory limit as Kubernetes writes quantities (`512Mi`, `2Gi`, `1.5G`, `800000000`), at
+/// least the controllers' request (`128Mi`), which a limit may not be below.
+fn memory_limit(value: &str) -> Result<String, String> {
+    let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let factor: f64 = match &value[digits.len()..] {
+        "" => 1.0,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "Ki" => 1024.0,
+        "Mi" => 1024.0 * 1024.0,
+        "Gi" => 1024.0 * 1024.0 * 1024.0,
+        "Ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        suffix => {
+            return Err(format!(
+                "{suffix:?} is not a unit of memory: use Ki, Mi, Gi, Ti, k, M, G or T"
+            ));
+        }
+    };
+    let number_shaped = !digits.is_empty()
+        && !digits.starts_with('.')
+        && !digits.ends_with('.')
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.matches('.').count() <= 1;
+    let bytes = match digits.parse::<f64>() {
+        Ok(number) if number_shaped => number * factor,
+        _ => return Err(format!("{value:?} is not a quantity such as 512Mi or 2Gi")),
+    };
+    if bytes < manifests::MEMORY_REQUEST_BYTES {
+        return Err(format!(
+            "{value} is less than the {} the controllers request",
+            manifests::MEMORY_REQUEST
+        ));
+    }
+    Ok(value.to_owned())
 }
 
 /// A DNS label, as namespaces and the names built from a shard key must be.
@@ -373,6 +420,45 @@ mod tests {
         assert!(validate_name("-n", "a b").is_err());
         assert!(validate_name("-n", "-x").is_err());
         assert!(validate_name("-n", &"a".repeat(64)).is_err());
+    }
+
+    #[test]
+    fn memory_limits_are_quantities_no_lower_than_the_request() {
+        for good in ["512Mi", "2Gi", "1.5G", "134217728", "1Ti", "200M"] {
+            assert_eq!(memory_limit(good).as_deref(), Ok(good));
+        }
+        let refused = |value: &str| memory_limit(value).unwrap_err();
+        assert!(
+            refused("2GB").contains("\"GB\" is not a unit"),
+            "{}",
+            refused("2GB")
+        );
+        assert!(refused("64Mi").contains("less than the 128Mi"));
+        assert!(refused("134217727").contains("less than"));
+        for bad in ["", "Gi", "-1Gi", "1..5Gi", ".5Gi", "1e9", "1 Gi"] {
+            assert!(refused(bad).contains("is not"), "{bad:?}: {}", refused(bad));
+        }
+    }
+
+    #[test]
+    fn each_controller_gets_its_memory_limit() {
+        let mut values = Values::defaults("1.0.0");
+        values.manager_memory = "2Gi".into();
+        values.agent_memory = "1Gi".into();
+        let objects = manifests::render(&values).unwrap();
+        let limit = |name: &str| {
+            let deployment = objects
+                .iter()
+                .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == name)
+                .unwrap();
+            let resources = &deployment["spec"]["template"]["spec"]["containers"][0]["resources"];
+            (
+                resources["limits"]["memory"].clone(),
+                resources["requests"]["memory"].clone(),
+            )
+        };
+        assert_eq!(limit(manifests::MANAGER), ("2Gi".into(), "128Mi".into()));
+        assert_eq!(limit(manifests::AGENT), ("1Gi".into(), "128Mi".into()));
     }
 
     #[test]

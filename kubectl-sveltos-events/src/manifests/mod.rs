@@ -33,6 +33,13 @@ pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kubectl-s
 /// The label recording which version wrote an object (the CRDs and the controllers).
 pub const VERSION_LABEL: &str = "app.kubernetes.io/version";
 
+/// Each controller's memory limit unless `install` is told otherwise.
+pub const MEMORY_LIMIT: &str = "512Mi";
+/// The memory each controller requests (a limit may not be lower).
+pub const MEMORY_REQUEST: &str = "128Mi";
+/// [`MEMORY_REQUEST`] in bytes.
+pub const MEMORY_REQUEST_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
+
 /// What the manifests are rendered with (install's flags).
 #[derive(Debug, Clone)]
 pub struct Values {
@@ -50,6 +57,10 @@ pub struct Values {
     pub deployer: bool,
     /// Where the agent evaluates EventSources for clusters registered from now on.
     pub agent_mode: AgentMode,
+    /// The manager's memory limit (a Kubernetes quantity).
+    pub manager_memory: String,
+    /// The agent's memory limit (a Kubernetes quantity).
+    pub agent_memory: String,
 }
 
 /// Where a cluster's EventSources are evaluated (`--agent-mode`).
@@ -91,6 +102,8 @@ impl Values {
             shard_key: String::new(),
             deployer: true,
             agent_mode: AgentMode::Hub,
+            manager_memory: MEMORY_LIMIT.to_owned(),
+            agent_memory: MEMORY_LIMIT.to_owned(),
         }
     }
 }
@@ -104,6 +117,7 @@ struct Controller {
     recreate: bool,
     ports: Value,
     annotations: Value,
+    memory: String,
 }
 
 #[derive(Serialize)]
@@ -179,6 +193,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             recreate: false,
             ports: json!([port("http", 8080), port("webhook", 9443)]),
             annotations: json!({}),
+            memory: values.manager_memory.clone(),
         },
         Controller {
             name: AGENT,
@@ -192,6 +207,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             recreate: true,
             ports: json!([port("http", 8081)]),
             annotations: json!({api::labels::AGENT_MODE_ANNOTATION: values.agent_mode.word()}),
+            memory: values.agent_memory.clone(),
         },
     ];
     let mut cluster_roles = vec![
@@ -234,6 +250,7 @@ fn controllers(values: &Values, converted_crds: &[String]) -> anyhow::Result<Vec
             "sveltos_namespace": sveltos_namespace,
             "image": values.image,
             "version": values.version,
+            "memory_request": MEMORY_REQUEST,
             "lease": controller::leader::lease_name(&values.shard_key),
             "webhook_secret": controller::webhook::SECRET,
             "converted_crds": converted_crds,
@@ -260,6 +277,7 @@ pub fn render_spoke(image: &str, version: &str, cluster: &str) -> anyhow::Result
         recreate: true,
         ports: json!([{"name": "http", "containerPort": 8081, "protocol": "TCP"}]),
         annotations: json!({api::labels::AGENT_MODE_ANNOTATION: AgentMode::Spoke.word()}),
+        memory: MEMORY_LIMIT.to_owned(),
     };
     render_template(
         "spoke.yaml",
@@ -267,6 +285,7 @@ pub fn render_spoke(image: &str, version: &str, cluster: &str) -> anyhow::Result
             "namespace": api::labels::SVELTOS_NAMESPACE,
             "image": image,
             "version": version,
+            "memory_request": MEMORY_REQUEST,
             "controllers": [agent],
         }),
     )
