@@ -1,11 +1,21 @@
 //! What every controller process does the same way: its logs, its listeners and its stop
 //! signal.
 
-/// Logs of a controller process on stderr, as JSON lines when `json`, filtered by `RUST_LOG`
-/// (default `info`). The agent and the manager start the same way.
+/// What is logged unless `RUST_LOG` says otherwise: `info`, but not kube-rs' warning at every
+/// TLS handshake with a kubeconfig that sets `insecure-skip-tls-verify` (the user's choice,
+/// which kubectl does not remark on either): a plugin command printed it ~200 times.
+pub const DEFAULT_LOG_FILTER: &str = "info,kube_client::client::tls=error";
+
+/// The `RUST_LOG` filter, else [`DEFAULT_LOG_FILTER`].
+pub fn log_filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER))
+}
+
+/// Logs of a controller process on stderr, as JSON lines when `json`, filtered by
+/// [`log_filter`]. The agent and the manager start the same way.
 pub fn init_logs(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = log_filter();
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

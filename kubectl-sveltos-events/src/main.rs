@@ -107,7 +107,7 @@ enum Show {
     Dryrun(chain::dryrun::DryRunArgs),
 }
 
-/// Logs (`RUST_LOG`, default info) to standard error, coloured only on a terminal, as JSON
+/// Logs (`RUST_LOG`, default [`clusters::process::DEFAULT_LOG_FILTER`]) to standard error, coloured only on a terminal, as JSON
 /// lines with `json`; the TUI owns the terminal, so its logs go to `--log-file` or nowhere.
 fn init_logging(command: Option<&Command>, json: bool) -> anyhow::Result<()> {
     use std::io::IsTerminal as _;
@@ -128,8 +128,7 @@ fn init_logging(command: Option<&Command>, json: bool) -> anyhow::Result<()> {
         },
         _ => BoxMakeWriter::new(std::io::stderr),
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = clusters::process::log_filter();
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer);

@@ -206,6 +206,32 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         assert_eq!(run.code, code, "{token}: {}{}", run.stdout, run.stderr);
     }
 
+    // A kubeconfig that skips verifying the server's certificate works as with kubectl,
+    // which does not remark on it at every connection either.
+    let insecure = kubeconfig
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("certificate-authority-data:"))
+        .map(|line| match line.strip_suffix("  cluster:") {
+            Some(indent) => {
+                format!("{indent}  cluster:\n{indent}    insecure-skip-tls-verify: true")
+            }
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(insecure.contains("insecure-skip-tls-verify") && !insecure.contains("authority"));
+    let path = dir.join("mgmt-insecure.kubeconfig");
+    std::fs::write(&path, insecure).unwrap();
+    let run = plugin(
+        dir,
+        &["check", "--pre", "--kubeconfig", path.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(!run.stderr.contains("WARN"), "{}", run.stderr);
+
+    plugin(dir, &["install", "--export", "--manager-memory", "2GB"])
+        .fails_saying("\"GB\" is not a unit of memory");
+
     // A server dry run before the namespace exists names what it could not check.
     let dry = plugin(dir, &["install", "--dry-run=server"]).ok();
     assert!(dry.stdout.contains("deployment.apps/sveltos-events-manager not checked: namespace projectsveltos does not exist yet"), "{}", dry.stdout);
