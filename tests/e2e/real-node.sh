@@ -119,6 +119,12 @@ if k -n projectsveltos logs deploy/sveltos-events-manager | grep -qi forbidden \
   exit 1
 fi
 
+step "install --manager-memory: the manager's limit changes and it rolls out"
+"$plugin" install --kubeconfig "$dir/kubeconfig" --image "$image" --manager-memory 768Mi --timeout 2m
+limit=$(k -n projectsveltos get deploy sveltos-events-manager \
+  -o jsonpath='{.spec.template.spec.containers[0].resources.limits.memory}')
+test "$limit" = 768Mi
+
 step "uninstall: the add-ons withdrawn first, then the controllers"
 k apply -f examples/network-policy/managed/service.yaml
 eventually 60 "NetworkPolicy default/front-my-service again" k -n default get networkpolicy front-my-service
