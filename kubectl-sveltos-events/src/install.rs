@@ -60,7 +60,7 @@ pub struct Args {
     #[arg(long)]
     no_deployer: bool,
     /// Memory limit of the manager, e.g. `2Gi`: it holds every generated ClusterProfile,
-    /// ConfigMap and ClusterSummary, about 20 KiB per event (512Mi: ~20,000 profiles).
+    /// ConfigMap and ClusterSummary, about 19 KiB per event (512Mi: ~24,000 profiles).
     #[arg(long, default_value = manifests::MEMORY_LIMIT, value_parser = memory_limit)]
     manager_memory: String,
     /// Memory limit of the agent, e.g. `1Gi` (512Mi holds 1,000 clusters x 100 objects).
