@@ -9,6 +9,7 @@ use api::v1beta1::SveltosCluster;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
@@ -317,8 +318,55 @@ async fn installation(client: &Client, namespace: Option<&str>) -> Vec<Check> {
         Check::from("leader", leader(client, &namespace, &shard).await),
         Check::from("conversion webhook", webhook(client).await),
         clusters(client, agent.is_some_and(version::available)).await,
+        memory(client, &namespace).await,
         skew(found),
     ]
+}
+
+/// No controller's container was last ended for lack of memory: a manager holding more
+/// generated profiles than its limit allows restarts over and over, and `controllers` may
+/// catch it available between two kills.
+async fn memory(client: &Client, namespace: &str) -> Check {
+    let name = "memory";
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let selector = format!("{}={}", manifests::PART_OF.0, manifests::PART_OF.1);
+    let listed = match pods.list(&ListParams::default().labels(&selector)).await {
+        Ok(listed) => listed,
+        // Not a reason to fail the checklist: the other checks say whether it works.
+        Err(error) => {
+            let error = in_words(error);
+            return Check::new(name, Status::Warning, format!("not checked: {error:#}"));
+        }
+    };
+    let killed: Vec<String> = listed
+        .iter()
+        .flat_map(|pod| {
+            let statuses = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.container_statuses.as_ref());
+            statuses.into_iter().flatten().filter_map(move |container| {
+                let last = container.last_state.as_ref()?.terminated.as_ref()?;
+                (last.reason.as_deref() == Some("OOMKilled")).then(|| {
+                    let pod = pod.metadata.name.as_deref().unwrap_or_default();
+                    format!("pod {pod} ({} restarts)", container.restart_count)
+                })
+            })
+        })
+        .collect();
+    if killed.is_empty() {
+        return Check::new(name, Status::Ok, "no controller ran out of memory");
+    }
+    Check::new(
+        name,
+        Status::Warning,
+        format!(
+            "killed for lack of memory: {}; raise the limit with `kubectl sveltos-events \
+             install --manager-memory 2Gi` (or --agent-memory): the manager needs about \
+             19 KiB per generated ClusterProfile",
+            killed.join(", ")
+        ),
+    )
 }
 
 type Outcome = anyhow::Result<Result<String, String>>;

@@ -106,6 +106,63 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     });
     assert_eq!(healthy["healthy"], true);
 
+    // A manager killed for lack of memory (the sandbox runs no pods: one stands in for it,
+    // its status written as the kubelet would) is a warning that names the flag to raise.
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "sveltos-events-manager-x", "namespace": "projectsveltos",
+        "labels": {"app.kubernetes.io/name": "sveltos-events-manager",
+            "app.kubernetes.io/part-of": "sveltos-events"}},
+        "spec": {"containers": [{"name": "manager", "image": "sveltos-events"}]}});
+    let pod_file = dir.join("oom-pod.json");
+    std::fs::write(&pod_file, pod.to_string()).unwrap();
+    kubectl(dir, "mgmt", &["create", "-f", pod_file.to_str().unwrap()]);
+    let oom = serde_json::json!({"status": {"containerStatuses": [{"name": "manager",
+        "image": "sveltos-events", "imageID": "", "ready": true, "restartCount": 3,
+        "state": {"running": {}},
+        "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}});
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "projectsveltos",
+            "patch",
+            "pod",
+            "sveltos-events-manager-x",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &oom.to_string(),
+        ],
+    );
+    let (run, report) = check(dir);
+    assert_eq!(run.code, 0, "a warning: {}{}", run.stdout, run.stderr);
+    let memory = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == "memory")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(memory["status"], "warning", "{report:#}");
+    let message = memory["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("pod sveltos-events-manager-x (3 restarts)")
+            && message.contains("--manager-memory"),
+        "{message}"
+    );
+    kubectl(
+        dir,
+        "mgmt",
+        &[
+            "-n",
+            "projectsveltos",
+            "delete",
+            "pod",
+            "sveltos-events-manager-x",
+        ],
+    );
+
     // A v1alpha1 EventSource in its oldest form goes through the manager's HTTPS webhook
     // (the sandbox reaches it through the Service's Endpoints, as kube-apiserver would, and
     // without them refuses the write): stored as v1beta1, read back in either version.
