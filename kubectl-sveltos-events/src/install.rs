@@ -61,11 +61,13 @@ pub struct Args {
     no_deployer: bool,
     /// Memory limit of the manager, e.g. `2Gi`: it holds every generated ClusterProfile,
     /// ConfigMap and ClusterSummary, about 19 KiB per event (512Mi: ~24,000 profiles).
-    #[arg(long, default_value = manifests::MEMORY_LIMIT, value_parser = memory_limit)]
-    manager_memory: String,
+    /// Default: the installed one when upgrading, else 512Mi.
+    #[arg(long, value_parser = memory_limit)]
+    manager_memory: Option<String>,
     /// Memory limit of the agent, e.g. `1Gi` (512Mi holds 1,000 clusters x 100 objects).
-    #[arg(long, default_value = manifests::MEMORY_LIMIT, value_parser = memory_limit)]
-    agent_memory: String,
+    /// Default: the installed one when upgrading, else 512Mi.
+    #[arg(long, value_parser = memory_limit)]
+    agent_memory: Option<String>,
     /// Install even where Sveltos' own controllers run, over CRDs another tool installed, or
     /// over CRDs of a newer sveltos-events.
     #[arg(long)]
@@ -100,9 +102,46 @@ impl Args {
         values.shard_key = self.shard_key.clone();
         values.deployer = !self.no_deployer;
         values.agent_mode = self.agent_mode;
-        values.manager_memory = self.manager_memory.clone();
-        values.agent_memory = self.agent_memory.clone();
+        if let Some(limit) = &self.manager_memory {
+            values.manager_memory = limit.clone();
+        }
+        if let Some(limit) = &self.agent_memory {
+            values.agent_memory = limit.clone();
+        }
         Ok(values)
+    }
+
+    /// Keeps the memory limits of the controllers installed in the namespace where no flag
+    /// sets them: an upgrade without `--manager-memory` must not take back a limit raised
+    /// for a large fleet (the manager would be killed for lack of memory).
+    async fn keep_installed_limits(&self, client: &kube::Client, values: &mut Values) -> bool {
+        let Ok(found) = crate::version::installed(client).await else {
+            return false;
+        };
+        let mut kept = false;
+        for (flag, name, limit) in [
+            (
+                &self.manager_memory,
+                manifests::MANAGER,
+                &mut values.manager_memory,
+            ),
+            (
+                &self.agent_memory,
+                manifests::AGENT,
+                &mut values.agent_memory,
+            ),
+        ] {
+            let installed = crate::version::find(&found, &values.namespace, name)
+                .and_then(crate::version::memory_limit);
+            if flag.is_none()
+                && let Some(installed) = installed
+                && installed != *limit
+            {
+                *limit = installed;
+                kept = true;
+            }
+        }
+        kept
     }
 }
 
@@ -169,6 +208,17 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
         minor >= MIN_MINOR,
         "the API server at {url} runs Kubernetes {server_version}; sveltos-events needs 1.{MIN_MINOR} or later"
     );
+    let mut values = values;
+    let objects = if args.keep_installed_limits(&client, &mut values).await {
+        writeln!(
+            out,
+            "keeping the installed memory limits: manager {}, agent {}",
+            values.manager_memory, values.agent_memory
+        )?;
+        manifests::render(&values)?
+    } else {
+        objects
+    };
     preflight(&client, &objects, &values, args.force, out).await?;
     let objects = if minor < CEL_MINOR {
         writeln!(

@@ -115,6 +115,16 @@ pub fn container_args(deployment: &Deployment) -> &[String] {
         .unwrap_or_default()
 }
 
+/// The memory limit of the Deployment's first container, as written.
+pub fn memory_limit(deployment: &Deployment) -> Option<String> {
+    let limits = first_container(deployment)?
+        .resources
+        .as_ref()?
+        .limits
+        .as_ref()?;
+    limits.get("memory").map(|quantity| quantity.0.clone())
+}
+
 /// Whether the Deployment has a replica available.
 pub fn available(deployment: &Deployment) -> bool {
     deployment

@@ -129,6 +129,36 @@ fn export_passes_a_server_dry_run_and_install_is_idempotent() {
     );
     assert_eq!(replicas, "2");
 
+    // A raised memory limit stays when a later install (an upgrade) does not repeat it.
+    let limit = || {
+        kubectl(
+            dir,
+            "mgmt",
+            &[
+                "get",
+                "deployment",
+                "-n",
+                "projectsveltos",
+                "sveltos-events-manager",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].resources.limits.memory}",
+            ],
+        )
+    };
+    let raised = &["install", "--replicas", "2", "--manager-memory", "2Gi"];
+    plugin(dir, &[&raised[..], &["--wait=false"]].concat()).ok();
+    assert_eq!(limit(), "2Gi");
+    let upgrade = plugin(dir, &["install", "--replicas", "2", "--wait=false"]).ok();
+    assert!(
+        upgrade
+            .stdout
+            .contains("keeping the installed memory limits: manager 2Gi, agent 512Mi")
+            && upgrade.stdout.contains("nothing to change"),
+        "{}",
+        upgrade.stdout
+    );
+    assert_eq!(limit(), "2Gi");
+
     // version finds both controllers.
     let version = plugin(dir, &["version"]).ok();
     let plugin_version = env!("CARGO_PKG_VERSION");
