@@ -146,8 +146,20 @@ impl Args {
 }
 
 /// A memory limit as Kubernetes writes quantities (`512Mi`, `2Gi`, `1.5G`, `800000000`), at
-/// least the controllers' request (`128Mi`), which a limit may not be below.
+/// least the controllers' request ([`manifests::MEMORY_REQUEST`]), which a limit may not be
+/// below.
 fn memory_limit(value: &str) -> Result<String, String> {
+    let request = manifests::MEMORY_REQUEST;
+    if bytes_of(value)? < bytes_of(request)? {
+        return Err(format!(
+            "{value} is less than the {request} the controllers request"
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+/// The bytes a memory quantity stands for.
+fn bytes_of(value: &str) -> Result<f64, String> {
     let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let factor: f64 = match &value[digits.len()..] {
         "" => 1.0,
@@ -170,17 +182,10 @@ fn memory_limit(value: &str) -> Result<String, String> {
         && !digits.ends_with('.')
         && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
         && digits.matches('.').count() <= 1;
-    let bytes = match digits.parse::<f64>() {
-        Ok(number) if number_shaped => number * factor,
-        _ => return Err(format!("{value:?} is not a quantity such as 512Mi or 2Gi")),
-    };
-    if bytes < manifests::MEMORY_REQUEST_BYTES {
-        return Err(format!(
-            "{value} is less than the {} the controllers request",
-            manifests::MEMORY_REQUEST
-        ));
+    match digits.parse::<f64>() {
+        Ok(number) if number_shaped => Ok(number * factor),
+        _ => Err(format!("{value:?} is not a quantity such as 512Mi or 2Gi")),
     }
-    Ok(value.to_owned())
 }
 
 /// A DNS label, as namespaces and the names built from a shard key must be.
@@ -194,9 +199,9 @@ pub fn validate_name(flag: &str, value: &str) -> anyhow::Result<()> {
 
 /// Runs `install`; the exit code is 0 on success.
 pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
-    let values = args.values()?;
-    let objects = manifests::render(&values)?;
+    let mut values = args.values()?;
     if args.export || args.dry_run == Some(DryRun::Client) {
+        let objects = manifests::render(&values)?;
         out.write_all(manifests::to_yaml(&objects)?.as_bytes())?;
         return Ok(());
     }
@@ -208,17 +213,14 @@ pub async fn run(args: Args, out: &mut impl Write) -> anyhow::Result<()> {
         minor >= MIN_MINOR,
         "the API server at {url} runs Kubernetes {server_version}; sveltos-events needs 1.{MIN_MINOR} or later"
     );
-    let mut values = values;
-    let objects = if args.keep_installed_limits(&client, &mut values).await {
+    if args.keep_installed_limits(&client, &mut values).await {
         writeln!(
             out,
             "keeping the installed memory limits: manager {}, agent {}",
             values.manager_memory, values.agent_memory
         )?;
-        manifests::render(&values)?
-    } else {
-        objects
-    };
+    }
+    let objects = manifests::render(&values)?;
     preflight(&client, &objects, &values, args.force, out).await?;
     let objects = if minor < CEL_MINOR {
         writeln!(

@@ -114,39 +114,35 @@ fn export_passes_a_server_dry_run_and_install_is_idempotent() {
         "{}",
         scaled.stdout
     );
-    let replicas = kubectl(
-        dir,
-        "mgmt",
-        &[
+    // A field of the manager's Deployment, by JSONPath.
+    let manager = |path: &str| {
+        let jsonpath = format!("jsonpath={{{path}}}");
+        let get = [
             "get",
             "deployment",
             "-n",
             "projectsveltos",
             "sveltos-events-manager",
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    );
-    assert_eq!(replicas, "2");
-
-    // A raised memory limit stays when a later install (an upgrade) does not repeat it.
-    let limit = || {
+        ];
         kubectl(
             dir,
             "mgmt",
-            &[
-                "get",
-                "deployment",
-                "-n",
-                "projectsveltos",
-                "sveltos-events-manager",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[0].resources.limits.memory}",
-            ],
+            &[&get[..], &["-o", jsonpath.as_str()]].concat(),
         )
     };
-    let raised = &["install", "--replicas", "2", "--manager-memory", "2Gi"];
-    plugin(dir, &[&raised[..], &["--wait=false"]].concat()).ok();
+    assert_eq!(manager(".spec.replicas"), "2");
+
+    // A raised memory limit stays when a later install (an upgrade) does not repeat it.
+    let limit = || manager(".spec.template.spec.containers[0].resources.limits.memory");
+    let raised = [
+        "install",
+        "--replicas",
+        "2",
+        "--manager-memory",
+        "2Gi",
+        "--wait=false",
+    ];
+    plugin(dir, &raised).ok();
     assert_eq!(limit(), "2Gi");
     let upgrade = plugin(dir, &["install", "--replicas", "2", "--wait=false"]).ok();
     assert!(

@@ -37,8 +37,6 @@ pub const VERSION_LABEL: &str = "app.kubernetes.io/version";
 pub const MEMORY_LIMIT: &str = "512Mi";
 /// The memory each controller requests (a limit may not be lower).
 pub const MEMORY_REQUEST: &str = "128Mi";
-/// [`MEMORY_REQUEST`] in bytes.
-pub const MEMORY_REQUEST_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
 
 /// What the manifests are rendered with (install's flags).
 #[derive(Debug, Clone)]
