@@ -1,12 +1,11 @@
 //! The template engine behind [`Render`]: Go text/template with Sprig and Sveltos' event
 //! functions, `missingkey=error`, parsed templates cached by content.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 use template::sprig::sprig_funcs;
-use template::sveltos::{sveltos_addon_funcs, sveltos_event_funcs};
+use template::sveltos::{Resources, sveltos_addon_funcs, sveltos_event_funcs};
 use template::{FuncMap, MissingKey, Options, Template, TemplateCache};
 
 use crate::render::Render;
@@ -62,16 +61,12 @@ pub fn render_addon(
     name: &str,
     text: &str,
     data: &Value,
-    resources: &BTreeMap<String, Value>,
+    resources: &Resources,
 ) -> Result<String, String> {
-    let resources: BTreeMap<String, template::Value> = resources
-        .iter()
-        .map(|(k, v)| (k.clone(), template::Value::from(v)))
-        .collect();
     let mut funcs = FuncMap::new();
     funcs.extend(&sprig_funcs());
     funcs.extend(&sveltos_event_funcs());
-    funcs.extend(&sveltos_addon_funcs(Arc::new(resources)));
+    funcs.extend(&sveltos_addon_funcs(Arc::clone(resources)));
     let options = Options {
         missing_key: MissingKey::Error,
         ..Options::default()

@@ -3,7 +3,8 @@
 
 use std::cmp::Ordering;
 use std::fmt::Write;
-use std::sync::{Arc, OnceLock};
+use std::rc::Rc;
+use std::sync::OnceLock;
 
 use crate::funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 use crate::gofmt;
@@ -338,7 +339,7 @@ fn eq_one(a: &Value, b: &Value) -> Result<bool, FuncError> {
         // when their fields are.
         (Value::Object(x), Value::Object(y)) if x.type_name() == y.type_name() => {
             if x.kind_name() == "ptr" {
-                std::ptr::addr_eq(Arc::as_ptr(x), Arc::as_ptr(y))
+                std::ptr::addr_eq(Rc::as_ptr(x), Rc::as_ptr(y))
             } else {
                 x == y
             }

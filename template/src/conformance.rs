@@ -11,7 +11,7 @@ use crate::funcs::FuncMap;
 use crate::sprig::sprig_funcs;
 use crate::sveltos::{sveltos_addon_funcs, sveltos_event_funcs};
 use crate::template::{Error, MissingKey, Options, Template};
-use crate::value::Value;
+use crate::value::{TooDeep, Value};
 
 /// One vector of a conformance file.
 #[derive(Debug, Clone, Deserialize)]
@@ -85,7 +85,12 @@ pub fn function_set(name: &str, data: &Value) -> Result<FuncMap, String> {
             map.extend(&sveltos_event_funcs());
             let resources = match data {
                 Value::Map(top) => match &top.get("MgmtResources") {
-                    Some(Value::Map(resources)) => resources.entries(),
+                    Some(Value::Map(resources)) => resources
+                        .entries()
+                        .into_iter()
+                        .map(|(id, object)| Ok((id, object.to_json()?)))
+                        .collect::<Result<_, TooDeep>>()
+                        .map_err(|e| e.to_string())?,
                     _ => BTreeMap::new(),
                 },
                 _ => BTreeMap::new(),

@@ -6,18 +6,19 @@
 //! refused. Go accepts it and then overflows its stack printing the map; here no map can hold
 //! itself, so every walk over a value ends and every map is freed.
 
+use std::cell::{Ref, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::rc::Rc;
 
 use crate::value::{TooDeep, Value};
 
 /// The entries of a map.
 pub type Entries = BTreeMap<String, Value>;
 
-/// A shared, changeable map. Cloning it clones the reference, not the entries.
+/// A shared, changeable map of one thread. Cloning it clones the reference, not the entries.
 #[derive(Clone, Default)]
-pub struct Dict(Arc<RwLock<Entries>>);
+pub struct Dict(Rc<RefCell<Entries>>);
 
 /// A change refused because the map would then contain itself.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -27,12 +28,13 @@ pub struct Cycle;
 impl Dict {
     /// A map holding `entries`.
     pub fn new(entries: Entries) -> Dict {
-        Dict(Arc::new(RwLock::new(entries)))
+        Dict(Rc::new(RefCell::new(entries)))
     }
 
-    /// The entries, read-locked. Callers must not change a map while they hold this.
-    pub fn read(&self) -> RwLockReadGuard<'_, Entries> {
-        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    /// The entries, borrowed. A change to the map while this is held panics: callers copy
+    /// what they go on to change (see `entries`).
+    pub fn read(&self) -> Ref<'_, Entries> {
+        self.0.borrow()
     }
 
     /// A copy of the entries (the values themselves are shared).
@@ -57,12 +59,12 @@ impl Dict {
 
     /// The map's address, the same for every holder of this map.
     pub fn identity(&self) -> usize {
-        Arc::as_ptr(&self.0).addr()
+        Rc::as_ptr(&self.0).addr()
     }
 
     /// Whether both are the same map (Go's pointer equality).
     pub fn same(&self, other: &Dict) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Rc::ptr_eq(&self.0, &other.0)
     }
 
     /// Stores `value` under `key`; refused if `value` holds this map.
@@ -70,30 +72,24 @@ impl Dict {
         if holds(&value, self) {
             return Err(Cycle);
         }
-        self.0
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, value);
+        self.0.borrow_mut().insert(key, value);
         Ok(())
     }
 
     /// Removes `key`.
     pub fn remove(&self, key: &str) {
-        self.0
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(key);
+        self.0.borrow_mut().remove(key);
     }
 
     /// Whether someone else holds this map too, as far as a read of its count tells.
     #[inline]
     pub(crate) fn shared(&self) -> bool {
-        Arc::strong_count(&self.0) > 1
+        Rc::strong_count(&self.0) > 1
     }
 
     /// The entries, if no one else holds this map (so it is about to be freed with this).
     pub(crate) fn unique_entries(&mut self) -> Option<&mut Entries> {
-        Arc::get_mut(&mut self.0).map(|lock| lock.get_mut().unwrap_or_else(PoisonError::into_inner))
+        Rc::get_mut(&mut self.0).map(RefCell::get_mut)
     }
 
     pub(crate) fn deep_copy_at(&self, depth: usize, budget: &mut usize) -> Result<Dict, TooDeep> {

@@ -14,21 +14,32 @@ use crate::value::Value;
 /// `Some(Value::Null)` a nil interface found in a map or list.
 type Val = Option<Value>;
 
+/// Go digs into interface{} values: a nil interface becomes an invalid value.
+#[inline]
+fn dig(value: Val) -> Val {
+    if matches!(value, Some(Value::Null)) {
+        None
+    } else {
+        value
+    }
+}
+
 /// Why a walk stopped early.
 enum Stop {
     Break,
     Continue,
-    Fail(Error),
+    Fail(Box<Error>),
 }
 
-impl From<Error> for Stop {
-    fn from(error: Error) -> Self {
+impl From<Box<Error>> for Stop {
+    fn from(error: Box<Error>) -> Self {
         Stop::Fail(error)
     }
 }
 
 type Walk = Result<(), Stop>;
-type Eval<T> = Result<T, Error>;
+/// Errors are boxed: an evaluation's result then fits two registers.
+type Eval<T> = Result<T, Box<Error>>;
 
 /// The node errors are reported at (Go's `state.at`).
 #[derive(Clone, Copy)]
@@ -56,7 +67,7 @@ pub fn execute(template: &Template, tree: &Tree, dot: Val) -> Result<String, Err
     };
     match state.walk_list(&dot, &tree.root) {
         Ok(()) => Ok(state.out),
-        Err(Stop::Fail(error)) => Err(error),
+        Err(Stop::Fail(error)) => Err(*error),
         Err(Stop::Break | Stop::Continue) => Ok(state.out),
     }
 }
@@ -72,19 +83,28 @@ struct State<'a> {
     started: Instant,
     /// Functions already looked up, by the identifier that names them: a range body calls
     /// the same few many times, and each lookup by name hashes it twice.
-    resolved: Vec<(&'a Arg, &'a Function, bool)>,
+    resolved: Vec<(&'a Arg, &'a Function, Kind)>,
     /// The arguments of the calls under way, innermost last.
     args: Vec<Value>,
+}
+
+/// What a resolved function is: the builtin `and` and `or` evaluate their arguments lazily.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Call,
+    And,
+    Or,
 }
 
 /// Most call sites whose function [`State::resolved`] keeps; beyond, names are looked up.
 const RESOLVED_SITES: usize = 32;
 
 impl<'a> State<'a> {
-    fn error(&self, message: impl std::fmt::Display) -> Error {
+    #[cold]
+    fn error(&self, message: impl std::fmt::Display) -> Box<Error> {
         let name = &self.tree.name;
         let (pos, context) = match self.at {
-            At::Nothing => return Error::Exec(format!("template: {name}: {message}")),
+            At::Nothing => return Box::new(Error::Exec(format!("template: {name}: {message}"))),
             At::Node(node, pos) => (pos, node.to_string()),
             At::Pipe(pipe) => (pipe.pos, pipe.to_string()),
             At::Command(cmd) => (cmd.pos, cmd.to_string()),
@@ -95,19 +115,20 @@ impl<'a> State<'a> {
         } else {
             context
         };
-        Error::Exec(format!(
+        Box::new(Error::Exec(format!(
             "template: {}: executing {} at <{}>: {}",
             self.tree.location(pos),
             quote(name),
             context,
             message
-        ))
+        )))
     }
 
-    fn limit(&self, message: String) -> Error {
-        match self.error(message) {
-            Error::Exec(text) => Error::Limit(text),
-            other => other,
+    #[cold]
+    fn limit(&self, message: String) -> Box<Error> {
+        match *self.error(message) {
+            Error::Exec(text) => Box::new(Error::Limit(text)),
+            other => Box::new(other),
         }
     }
 
@@ -371,16 +392,22 @@ impl<'a> State<'a> {
 
     fn eval_pipeline(&mut self, dot: &Val, pipe: &'a Pipe) -> Eval<Val> {
         self.at = At::Pipe(pipe);
-        let mut value: Option<Val> = None;
-        for cmd in &pipe.cmds {
-            let result = self.eval_command(dot, cmd, value)?;
-            // Go digs into interface{} values: a nil interface becomes an invalid value.
-            value = Some(match result {
-                Some(Value::Null) => None,
-                other => other,
-            });
+        let mut cmds = pipe.cmds.iter();
+        let mut value = match cmds.next() {
+            Some(cmd) => dig(self.eval_command(dot, cmd, None)?),
+            None => None,
+        };
+        for cmd in cmds {
+            value = dig(self.eval_command(dot, cmd, Some(value))?);
         }
-        let value = value.flatten();
+        if !pipe.decl.is_empty() {
+            self.declare(pipe, &value)?;
+        }
+        Ok(value)
+    }
+
+    /// Gives the variables a pipeline declares (or assigns) its value.
+    fn declare(&mut self, pipe: &'a Pipe, value: &Val) -> Eval<()> {
         for name in &pipe.decl {
             if pipe.is_assign {
                 self.set_var(name, value.clone())?;
@@ -388,7 +415,7 @@ impl<'a> State<'a> {
                 self.vars.push((name.as_str(), value.clone()));
             }
         }
-        Ok(value)
+        Ok(())
     }
 
     fn eval_command(&mut self, dot: &Val, cmd: &'a Command, last: Option<Val>) -> Eval<Val> {
@@ -503,9 +530,12 @@ impl<'a> State<'a> {
         // key, a method, a nil) takes the walk below, which knows Go's answers and errors.
         if args.len() <= 1
             && last.is_none()
-            && let Some(Some(found)) = receiver.as_ref().map(|r| r.at_path(idents))
+            && let Some(receiver) = receiver
         {
-            return Ok(Some(found));
+            let found = receiver.at_path(idents);
+            if found.is_some() {
+                return Ok(found);
+            }
         }
         let mut receiver = receiver.clone();
         let n = idents.len();
@@ -572,12 +602,17 @@ impl<'a> State<'a> {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<(&'a Function, bool)> {
+    fn lookup(&self, name: &str) -> Option<(&'a Function, Kind)> {
         let template: &'a Template = self.template;
         if let Some(function) = template.funcs.get(name) {
-            return Some((function, false));
+            return Some((function, Kind::Call));
         }
-        builtin_funcs().get(name).map(|f| (f, true))
+        let kind = match name {
+            "and" => Kind::And,
+            "or" => Kind::Or,
+            _ => Kind::Call,
+        };
+        builtin_funcs().get(name).map(|f| (f, kind))
     }
 
     fn eval_function(
@@ -594,21 +629,21 @@ impl<'a> State<'a> {
             .resolved
             .iter()
             .find(|(site, ..)| std::ptr::eq(*site, ident));
-        let (function, is_builtin) = match known {
-            Some(&(_, function, is_builtin)) => (function, is_builtin),
+        let (function, kind) = match known {
+            Some(&(_, function, kind)) => (function, kind),
             None => {
-                let Some((function, is_builtin)) = self.lookup(name) else {
+                let Some((function, kind)) = self.lookup(name) else {
                     return Err(self.error(format!("{} is not a defined function", quote(name))));
                 };
                 if self.resolved.len() < RESOLVED_SITES {
-                    self.resolved.push((ident, function, is_builtin));
+                    self.resolved.push((ident, function, kind));
                 }
-                (function, is_builtin)
+                (function, kind)
             }
         };
-        if is_builtin && (name == "and" || name == "or") {
+        if kind != Kind::Call {
             self.check_arity(function, name, args, &last)?;
-            return self.eval_and_or(dot, name == "or", args, last);
+            return self.eval_and_or(dot, kind == Kind::Or, args, last);
         }
         self.call(dot, function, name, call_site, args, last)
     }
@@ -749,7 +784,7 @@ impl<'a> State<'a> {
         }
     }
 
-    fn literal_mismatch(&self, param: Param, arg: &Arg) -> Error {
+    fn literal_mismatch(&self, param: Param, arg: &Arg) -> Box<Error> {
         let expected = match param {
             Param::Bool => "bool",
             Param::Int | Param::Int64 => "integer",

@@ -2,7 +2,9 @@
 //!
 //! Parse once with [`Template::parse`], execute many times (from any thread) with
 //! [`Template::execute`]. Data is a [`Value`]: JSON-shaped, with integers kept apart from
-//! floats so Go's typing rules hold.
+//! floats so Go's typing rules hold. Values belong to the thread that made them (their
+//! counts and maps are not atomic: a render is one thread's work, and atomics were a fifth
+//! of it).
 
 mod ast;
 pub mod builtins;
@@ -19,6 +21,7 @@ mod parse;
 pub mod sprig;
 pub mod sveltos;
 mod template;
+pub mod text;
 pub mod value;
 pub mod yaml;
 
@@ -27,6 +30,7 @@ pub use dict::Dict;
 pub use funcs::{FuncError, FuncMap, FuncResult, Function, Param};
 pub use object::Object;
 pub use template::{Error, Limits, MissingKey, Options, Template};
+pub use text::Text;
 pub use value::Value;
 
 /// Result alias of this crate.

@@ -15,8 +15,9 @@ use crate::sprig::json::{encode as json_encode, floats};
 use crate::value::{MAX_DEPTH, TooDeep, Value};
 use crate::yaml::{self, Flavour, SIGS_K8S_YAML, YAML_V3};
 
-/// Fetched objects by TemplateResourceRef identifier.
-pub type Resources = Arc<BTreeMap<String, Value>>;
+/// Fetched objects by TemplateResourceRef identifier, as the API server sent them: each
+/// lookup makes a fresh map of one (upstream hands out a copy too).
+pub type Resources = Arc<BTreeMap<String, serde_json::Value>>;
 
 /// libsveltos' extras (`toYaml`, `fromYaml`, `toJson`, ...) plus event-manager's
 /// object-taking `getResource`, `copy`, `getField`, `setField`, `removeField`, `chain*`.
@@ -40,7 +41,7 @@ pub fn sveltos_addon_funcs(resources: Resources) -> FuncMap {
     let mut map = libsveltos_funcs();
     let lookup = move |id: &Value| -> Result<Value, FuncError> {
         match resources.get(str_arg(id)) {
-            Some(object) => Ok(cleaned(&object.deep_copy()?)),
+            Some(object) => Ok(cleaned(&Value::from(object))),
             None => Ok(Value::Null),
         }
     };
@@ -359,7 +360,7 @@ mod tests {
     }
 
     fn addon() -> FuncMap {
-        let resources = BTreeMap::from([("Config".to_owned(), Value::from(&secret()))]);
+        let resources = BTreeMap::from([("Config".to_owned(), secret())]);
         sveltos_addon_funcs(Arc::new(resources))
     }
 

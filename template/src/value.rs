@@ -3,10 +3,11 @@
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::dict::Dict;
 use crate::object::Object;
+use crate::text::Text;
 
 /// How deeply lists and maps may nest for the functions that walk them recursively (copies,
 /// encoders, merges). Templates can build deeper values (a loop wrapping a map in a map);
@@ -27,7 +28,7 @@ pub const MAX_TEXT: usize = 16 << 20;
 #[error("value nested deeper than {MAX_DEPTH} levels or holding more than {MAX_NODES} values")]
 pub struct TooDeep;
 
-/// A template value. Lists are shared (`Arc`) so passing them around is cheap; maps are
+/// A template value. Lists are shared (`Rc`) so passing them around is cheap; maps are
 /// references, as in Go (see [`Dict`]).
 #[derive(Debug, Clone)]
 pub enum Value {
@@ -42,25 +43,28 @@ pub enum Value {
     /// `float64`.
     Float(f64),
     /// `string`.
-    String(Arc<str>),
+    String(Text),
     /// `[]interface{}`.
-    List(Arc<Vec<Value>>),
+    List(Rc<Vec<Value>>),
     /// `map[string]interface{}`, iterated in key order as Go does.
     Map(Dict),
     /// A Go value with methods (sprig's `*semver.Version`); `==` is `reflect.DeepEqual`, while
     /// the template `eq` compares pointers as Go does.
-    Object(Arc<dyn Object>),
+    Object(Rc<Box<dyn Object>>),
 }
+
+// Two words, so evaluation results are small to move (see `text`).
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
 
 impl Value {
     /// A string value.
-    pub fn string(s: impl Into<Arc<str>>) -> Value {
+    pub fn string(s: impl Into<Text>) -> Value {
         Value::String(s.into())
     }
 
     /// A list value.
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Arc::new(items))
+        Value::List(Rc::new(items))
     }
 
     /// A map value.
@@ -121,7 +125,7 @@ impl Value {
     /// The address of a list or map, the same for every holder of it.
     pub fn identity(&self) -> Option<usize> {
         match self {
-            Value::List(items) => Some(Arc::as_ptr(items).addr()),
+            Value::List(items) => Some(Rc::as_ptr(items).addr()),
             Value::Map(map) => Some(map.identity()),
             _ => None,
         }
@@ -268,9 +272,9 @@ fn shallow_eq(a: &Value, b: &Value, pending: &mut Vec<(Value, Value)>) -> bool {
         (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
-        (Value::Object(x), Value::Object(y)) => **x == **y,
+        (Value::Object(x), Value::Object(y)) => ***x == ***y,
         (Value::List(x), Value::List(y)) => {
-            if Arc::ptr_eq(x, y) {
+            if Rc::ptr_eq(x, y) {
                 return true;
             }
             pending.extend(x.iter().cloned().zip(y.iter().cloned()));
@@ -302,7 +306,7 @@ impl Drop for Value {
     fn drop(&mut self) {
         // Most drops are of scalars and of clones whose original lives on: nothing to walk.
         match self {
-            Value::List(items) if Arc::strong_count(items) == 1 => {}
+            Value::List(items) if Rc::strong_count(items) == 1 => {}
             Value::Map(map) if !map.shared() => {}
             _ => return,
         }
@@ -328,7 +332,7 @@ impl Drop for Value {
 fn free_children(value: &mut Value) {
     match value {
         Value::List(items) => {
-            if let Some(items) = Arc::get_mut(items) {
+            if let Some(items) = Rc::get_mut(items) {
                 drop(std::mem::take(items));
             }
         }
@@ -344,13 +348,11 @@ fn free_children(value: &mut Value) {
 /// Moves the children of a list or map about to be freed (held nowhere else) into `pending`.
 fn take_children(value: &mut Value, pending: &mut Vec<Value>) {
     match value {
-        // A value held elsewhere too (most: field reads are clones) is not freed here, and
-        // reading its count is cheaper than `get_mut`'s lock of it. Two holders dropping at
-        // once may both pass; the last then frees the children, each with its own `drop`.
-        Value::List(items) if Arc::strong_count(items) > 1 => {}
+        // A value held elsewhere too (most: field reads are clones) is not freed here.
+        Value::List(items) if Rc::strong_count(items) > 1 => {}
         Value::Map(map) if map.shared() => {}
         Value::List(items) => {
-            if let Some(items) = Arc::get_mut(items) {
+            if let Some(items) = Rc::get_mut(items) {
                 pending.extend(items.drain(..).filter(Value::has_children));
             }
         }

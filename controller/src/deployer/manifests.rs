@@ -4,6 +4,7 @@
 //! cluster; `render --addons` from files, so both compute the same objects.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use api::labels::{CLUSTER_PROFILE_SECRET_TYPE, LUA_ANNOTATION, TEMPLATE_ANNOTATION};
 use api::v1beta1::{ClusterProfileSpec, DeploymentType, PolicyRef, TemplateResourceRef};
@@ -157,6 +158,7 @@ pub fn manifests(
         profile,
     );
     let data = json!({"Cluster": cluster.object, "MgmtResources": resources});
+    let shared = Arc::new(resources.clone());
     let mut out = Vec::new();
     for reference in &spec.policy_refs {
         let namespace = namespace_of(reference, cluster);
@@ -187,7 +189,7 @@ pub fn manifests(
         let templated = found.annotations.contains_key(TEMPLATE_ANNOTATION);
         for (key, text) in &found.data {
             let text = if templated {
-                render_addon(&name, text, &data, resources)
+                render_addon(&name, text, &data, &shared)
                     .map_err(|e| format!("policyRef {place} key {key:?}: {e}"))?
             } else {
                 text.clone()

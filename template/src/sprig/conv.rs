@@ -176,6 +176,6 @@ pub fn string_list<I: IntoIterator<Item = String>>(items: I) -> Value {
 pub type StrFn = fn(&str) -> String;
 
 /// Shorthand for returning a string.
-pub fn ok_str(s: impl Into<std::sync::Arc<str>>) -> FuncResult {
+pub fn ok_str(s: impl Into<crate::text::Text>) -> FuncResult {
     Ok(Value::string(s))
 }

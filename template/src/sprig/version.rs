@@ -4,7 +4,7 @@
 
 use std::any::Any;
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::funcs::{FuncError, Function, Param};
 use crate::object::Object;
@@ -215,17 +215,17 @@ pub struct SemverValue {
 impl SemverValue {
     /// The `*semver.Version` for a parsed version.
     pub(crate) fn pointer(version: Version) -> Value {
-        Value::Object(Arc::new(SemverValue {
+        Value::Object(Rc::new(Box::new(SemverValue {
             version,
             pointer: true,
-        }))
+        })))
     }
 
     fn value(version: Version) -> Value {
-        Value::Object(Arc::new(SemverValue {
+        Value::Object(Rc::new(Box::new(SemverValue {
             version,
             pointer: false,
-        }))
+        })))
     }
 }
 
