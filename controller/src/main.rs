@@ -67,6 +67,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    clusters::process::no_huge_pages();
     let args = Args::parse();
     clusters::process::init_logs(args.json_logs);
     let config = clusters::registry::load_config(args.kubeconfig.as_deref(), None)

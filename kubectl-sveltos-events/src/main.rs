@@ -144,6 +144,7 @@ fn init_logging(command: Option<&Command>, json: bool) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    clusters::process::no_huge_pages();
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("__complete") {
         init_logging(None, false)?;

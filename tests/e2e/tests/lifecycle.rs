@@ -92,6 +92,16 @@ fn install_run_check_register_and_uninstall_with_the_real_binaries() {
     let manager = start_controller(dir, "mgmt", "sveltos-events-manager");
     publish_webhook(dir);
     let agent = start_controller(dir, "mgmt", "sveltos-events-agent");
+    // The manager and the plugin (serving the sandbox) run without transparent huge pages.
+    for (name, pid) in [("manager", manager.id()), ("sandbox", sandbox.id())] {
+        eventually(&format!("the {name} without huge pages"), || {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            status
+                .lines()
+                .any(|line| line.split_whitespace().eq(["THP_enabled:", "0"]))
+                .then_some(())
+        });
+    }
     // First registered by mistake with the management cluster's kubeconfig: the agent
     // connects there. Registering again with the right one moves it, though the old
     // connection never failed.
