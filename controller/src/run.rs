@@ -4,6 +4,8 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use kube::Client;
 
@@ -76,6 +78,40 @@ pub enum RunError {
     LostLease,
 }
 
+/// A part of the process on a task of its own, aborted when dropped: the manager and the
+/// deployer then run side by side on the runtime's workers instead of taking turns on the
+/// thread that polls the process's future.
+struct Part<T>(tokio::task::JoinHandle<T>);
+
+impl<T: Send + 'static> Part<T> {
+    fn spawn(future: impl Future<Output = T> + Send + 'static) -> Self {
+        Part(tokio::spawn(future))
+    }
+}
+
+impl<T> Drop for Part<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl<T> Future for Part<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        match Pin::new(&mut self.0).poll(cx) {
+            Poll::Ready(Ok(value)) => Poll::Ready(value),
+            // A panic goes on up, as it did when the part ran inside this future.
+            Poll::Ready(Err(error)) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Cancelled: only `drop` aborts it, and then no one polls.
+                Err(_) => Poll::Pending,
+            },
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
 /// Runs the process until `shutdown` completes (`Ok`) or a part of it stops (`Err`).
 pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
     let Options {
@@ -128,24 +164,25 @@ pub async fn run(options: Options, shutdown: impl Future<Output = ()>) -> Result
         let capi = clusters::capi::watch(client.clone(), capi_onboard_annotation.clone());
         // One watch per kind for the manager and the deployer.
         let watches = Watches::start(&client, scope.clone(), capi);
-        let manager = crate::manager::run(
+        let manager = Part::spawn(crate::manager::run(
             client.clone(),
             watches.clone(),
             telemetry.clone(),
             std::future::pending(),
-        );
-        let deployer = async {
-            if no_deployer {
-                return std::future::pending().await;
-            }
-            crate::deployer::run(
+        ));
+        let deployer = (!no_deployer).then(|| {
+            Part::spawn(crate::deployer::run(
                 client.clone(),
                 watches,
                 telemetry.clone(),
                 std::future::pending(),
-            )
-            .await
-            .map_err(RunError::Deployer)
+            ))
+        });
+        let deployer = async {
+            match deployer {
+                Some(deployer) => deployer.await.map_err(RunError::Deployer),
+                None => std::future::pending().await,
+            }
         };
         let held = async {
             match &elector {
