@@ -38,7 +38,8 @@ impl From<Box<Error>> for Stop {
 }
 
 type Walk = Result<(), Stop>;
-/// Errors are boxed: an evaluation's result then fits two registers.
+/// Errors are boxed: an evaluation's result is then two words, cheap to move through the
+/// executor's calls.
 type Eval<T> = Result<T, Box<Error>>;
 
 /// The node errors are reported at (Go's `state.at`).

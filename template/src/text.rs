@@ -12,13 +12,6 @@ use std::rc::Rc;
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Text(Rc<Box<str>>);
 
-impl Text {
-    /// Whether both are the same string in memory (not only equal text).
-    pub fn same(&self, other: &Text) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
 impl Deref for Text {
     type Target = str;
 
