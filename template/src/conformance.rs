@@ -88,7 +88,7 @@ pub fn function_set(name: &str, data: &Value) -> Result<FuncMap, String> {
                     Some(Value::Map(resources)) => resources
                         .entries()
                         .into_iter()
-                        .map(|(id, object)| Ok((id, object.to_json()?)))
+                        .map(|(id, object)| Ok((id.into(), object.to_json()?)))
                         .collect::<Result<_, TooDeep>>()
                         .map_err(|e| e.to_string())?,
                     _ => BTreeMap::new(),

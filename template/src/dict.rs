@@ -11,10 +11,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::rc::Rc;
 
+use crate::key::{Key, KeyStr};
 use crate::value::{TooDeep, Value};
 
 /// The entries of a map.
-pub type Entries = BTreeMap<String, Value>;
+pub type Entries = BTreeMap<Key, Value>;
 
 /// A shared, changeable map of one thread. Cloning it clones the reference, not the entries.
 #[derive(Clone, Default)]
@@ -44,7 +45,7 @@ impl Dict {
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<Value> {
-        self.read().get(key).cloned()
+        self.read().get(KeyStr::new(key)).cloned()
     }
 
     /// How many entries the map has.
@@ -68,17 +69,17 @@ impl Dict {
     }
 
     /// Stores `value` under `key`; refused if `value` holds this map.
-    pub fn insert(&self, key: String, value: Value) -> Result<(), Cycle> {
+    pub fn insert(&self, key: impl Into<Key>, value: Value) -> Result<(), Cycle> {
         if holds(&value, self) {
             return Err(Cycle);
         }
-        self.0.borrow_mut().insert(key, value);
+        self.0.borrow_mut().insert(key.into(), value);
         Ok(())
     }
 
     /// Removes `key`.
     pub fn remove(&self, key: &str) {
-        self.0.borrow_mut().remove(key);
+        self.0.borrow_mut().remove(KeyStr::new(key));
     }
 
     /// Whether someone else holds this map too, as far as a read of its count tells.
@@ -146,7 +147,7 @@ mod tests {
     fn a_change_is_seen_by_every_holder() {
         let inner = Dict::default();
         let outer = Dict::new(BTreeMap::from([("a".into(), Value::Map(inner.clone()))]));
-        assert_eq!(inner.insert("k".into(), Value::string("v")), Ok(()));
+        assert_eq!(inner.insert("k", Value::string("v")), Ok(()));
         let Some(Value::Map(seen)) = &outer.get("a") else {
             panic!("the inner map is gone");
         };
@@ -158,13 +159,13 @@ mod tests {
         let map = Dict::default();
         let list = Value::list(vec![Value::Map(map.clone())]);
         let wrapped = Value::Map(Dict::new(BTreeMap::from([("l".into(), list)])));
-        assert_eq!(map.insert("me".into(), Value::Map(map.clone())), Err(Cycle));
-        assert_eq!(map.insert("deep".into(), wrapped), Err(Cycle));
+        assert_eq!(map.insert("me", Value::Map(map.clone())), Err(Cycle));
+        assert_eq!(map.insert("deep", wrapped), Err(Cycle));
         assert!(map.is_empty());
         // The same map twice in another map is no cycle.
         let twice = Dict::default();
-        assert_eq!(twice.insert("a".into(), Value::Map(map.clone())), Ok(()));
-        assert_eq!(twice.insert("b".into(), Value::Map(map)), Ok(()));
+        assert_eq!(twice.insert("a", Value::Map(map.clone())), Ok(()));
+        assert_eq!(twice.insert("b", Value::Map(map)), Ok(()));
     }
 
     #[test]
@@ -172,7 +173,7 @@ mod tests {
         let inner = Dict::default();
         let outer = Dict::new(BTreeMap::from([("a".into(), Value::Map(inner.clone()))]));
         let copy = Value::Map(outer.clone()).deep_copy().unwrap();
-        assert_eq!(inner.insert("k".into(), Value::Null), Ok(()));
+        assert_eq!(inner.insert("k", Value::Null), Ok(()));
         let Value::Map(copy) = &copy else {
             panic!("a copy of a map is a map");
         };

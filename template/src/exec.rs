@@ -248,7 +248,12 @@ impl<'a> State<'a> {
                 // Over the entries as they were (the body may change the map).
                 for (key, item) in map.entries() {
                     ran = true;
-                    if !self.range_iteration(branch, body_mark, Value::string(key), item)? {
+                    if !self.range_iteration(
+                        branch,
+                        body_mark,
+                        Value::string(String::from(key)),
+                        item,
+                    )? {
                         break;
                     }
                 }

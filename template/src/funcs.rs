@@ -65,7 +65,7 @@ impl Param {
             Param::Float => Value::Float(0.0),
             Param::Bool => Value::Bool(false),
             Param::List => Value::list(Vec::new()),
-            Param::Map => Value::map(Default::default()),
+            Param::Map => Value::Map(Default::default()),
             Param::Object(_) => Value::Null,
         }
     }

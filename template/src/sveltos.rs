@@ -165,7 +165,7 @@ fn libsveltos_funcs() -> FuncMap {
             Function::new(&[Param::String], move |a| {
                 Ok(match parse(str_arg(&a[0])) {
                     Ok(map @ Value::Map(_)) => map,
-                    Ok(Value::Null) => Value::map(BTreeMap::new()),
+                    Ok(Value::Null) => Value::Map(Default::default()),
                     Ok(other) => {
                         error_map(&unmarshal_error(prefix, &other, "map[string]interface {}"))
                     }

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::key::Key;
 use crate::value::{MAX_TEXT, Value};
 
 mod printf;
@@ -59,7 +60,7 @@ pub fn write_v(out: &mut String, value: &Value) {
 /// What is left to print of a list or map.
 enum Part {
     Text(&'static str),
-    Key(String),
+    Key(Key),
     Value(Value),
 }
 

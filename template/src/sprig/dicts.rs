@@ -53,7 +53,10 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "keys",
         Function::variadic(&[], Map, |a| {
-            Ok(string_list(a.iter().flat_map(|d| entries(d).into_keys())))
+            Ok(string_list(
+                a.iter()
+                    .flat_map(|d| entries(d).into_keys().map(String::from)),
+            ))
         }),
     );
     map.insert(
@@ -119,7 +122,7 @@ fn dict(args: &[Value]) -> Value {
     let mut out = Entries::new();
     for pair in args.chunks(2) {
         let value = pair.get(1).cloned().unwrap_or_else(|| Value::string(""));
-        out.insert(strval(&pair[0]), value);
+        out.insert(strval(&pair[0]).into(), value);
     }
     Value::map(out)
 }
@@ -129,9 +132,8 @@ fn pick(map: &Value, keys: &[Value], keep: bool) -> Value {
     Value::map(
         entries(map)
             .iter()
-            .filter(|(k, _)| keys.contains(&k.as_str()) == keep)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+            .filter(|(k, _)| keys.contains(&&***k) == keep)
+            .map(|(k, v)| (k.clone(), v.clone())),
     )
 }
 

@@ -58,7 +58,7 @@ pub fn floats(json: &serde_json::Value) -> Value {
         serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         serde_json::Value::Array(items) => Value::list(items.iter().map(floats).collect()),
         serde_json::Value::Object(map) => {
-            Value::map(map.iter().map(|(k, v)| (k.clone(), floats(v))).collect())
+            Value::map(map.iter().map(|(k, v)| (k.clone(), floats(v))))
         }
         other => Value::from(other),
     }

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::dict::Entries;
 use crate::funcs::{FuncMap, FuncResult, Function, Param};
+use crate::key::KeyStr;
 use crate::sprig::conv::{StrFn, ok_str, str_arg, strval};
 use crate::sprig::dicts::entries;
 use crate::value::Value;
@@ -185,8 +187,8 @@ fn escape_path(s: &str) -> String {
     out
 }
 
-fn url_join(d: &BTreeMap<String, Value>) -> String {
-    let get = |key: &str| d.get(key).map(strval).unwrap_or_default();
+fn url_join(d: &Entries) -> String {
+    let get = |key: &str| d.get(KeyStr::new(key)).map(strval).unwrap_or_default();
     let (scheme, host, path) = (get("scheme"), get("host"), get("path"));
     let (query, opaque, fragment, userinfo) = (
         get("query"),

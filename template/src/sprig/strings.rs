@@ -453,7 +453,6 @@ fn indexed(parts: Vec<String>) -> Value {
         parts
             .into_iter()
             .enumerate()
-            .map(|(i, p)| (format!("_{i}"), Value::string(p)))
-            .collect(),
+            .map(|(i, p)| (format!("_{i}"), Value::string(p))),
     )
 }

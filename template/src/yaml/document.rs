@@ -2,9 +2,9 @@
 //! from its parent's (`yaml_emitter_increase_indent` of yaml.v2 and of yaml.v3, which differ),
 //! keys in go-yaml's order, empty collections in flow style.
 
-use std::collections::BTreeMap;
-
+use crate::dict::Entries;
 use crate::gofmt::format_float_g;
+use crate::key::Key;
 use crate::sprig::json::format_float;
 use crate::value::MAX_TEXT;
 use crate::value::Value;
@@ -129,12 +129,7 @@ impl Writer {
         })
     }
 
-    fn mapping(
-        &mut self,
-        map: &BTreeMap<String, Value>,
-        indent: usize,
-        depth: usize,
-    ) -> Result<(), String> {
+    fn mapping(&mut self, map: &Entries, indent: usize, depth: usize) -> Result<(), String> {
         for (key, item) in sorted_entries(map, self.flavour.letters_after_digits) {
             self.write_indent(indent);
             let key_indent = self.indent_for(Some(indent), Place::Key, true, false);
@@ -155,13 +150,9 @@ impl Writer {
 
 /// The entries in go-yaml's key order (its `keyList.Less`), by a merge sort that cannot
 /// panic whatever the comparison does.
-fn sorted_entries(
-    map: &BTreeMap<String, Value>,
-    letters_after_digits: bool,
-) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-    let less =
-        |a: &(&String, &Value), b: &(&String, &Value)| key_less(a.0, b.0, letters_after_digits);
+fn sorted_entries(map: &Entries, letters_after_digits: bool) -> Vec<(&Key, &Value)> {
+    let mut entries: Vec<(&Key, &Value)> = map.iter().collect();
+    let less = |a: &(&Key, &Value), b: &(&Key, &Value)| key_less(a.0, b.0, letters_after_digits);
     merge_sort(&mut entries, &less);
     entries
 }
