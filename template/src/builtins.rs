@@ -55,7 +55,7 @@ pub fn builtin_funcs() -> &'static FuncMap {
         map.insert("len", Function::new(&[Any], |args| length(&args[0])));
         map.insert(
             "not",
-            Function::new(&[Any], |args| Ok(Value::Bool(!args[0].is_true()))),
+            Function::new(&[Any], |args| Ok(Value::bool(!args[0].is_true()))),
         );
         map.insert(
             "print",
@@ -75,33 +75,33 @@ pub fn builtin_funcs() -> &'static FuncMap {
         map.insert(
             "eq",
             Function::variadic(&[Any], Any, |args| {
-                eq(&args[0], &args[1..]).map(Value::Bool)
+                eq(&args[0], &args[1..]).map(Value::bool)
             }),
         );
         map.insert(
             "ne",
             Function::new(&[Any, Any], |args| {
-                Ok(Value::Bool(!eq_one(&args[0], &args[1])?))
+                Ok(Value::bool(!eq_one(&args[0], &args[1])?))
             }),
         );
         map.insert(
             "lt",
-            Function::new(&[Any, Any], |args| Ok(Value::Bool(lt(&args[0], &args[1])?))),
+            Function::new(&[Any, Any], |args| Ok(Value::bool(lt(&args[0], &args[1])?))),
         );
         map.insert(
             "le",
-            Function::new(&[Any, Any], |args| Ok(Value::Bool(le(&args[0], &args[1])?))),
+            Function::new(&[Any, Any], |args| Ok(Value::bool(le(&args[0], &args[1])?))),
         );
         map.insert(
             "gt",
             Function::new(&[Any, Any], |args| {
-                Ok(Value::Bool(!le(&args[0], &args[1])?))
+                Ok(Value::bool(!le(&args[0], &args[1])?))
             }),
         );
         map.insert(
             "ge",
             Function::new(&[Any, Any], |args| {
-                Ok(Value::Bool(!lt(&args[0], &args[1])?))
+                Ok(Value::bool(!lt(&args[0], &args[1])?))
             }),
         );
         map

@@ -447,7 +447,7 @@ impl<'a> State<'a> {
                 self.at = At::Arg(first);
                 self.not_a_function(&cmd.args, &last)?;
                 match first {
-                    Arg::Bool(_, b) => Ok(Some(Value::Bool(*b))),
+                    Arg::Bool(_, b) => Ok(Some(Value::bool(*b))),
                     Arg::Dot(_) => Ok(dot.clone()),
                     Arg::Nil(_) => Err(self.error("nil is not a command")),
                     Arg::Number(_, n) => self.ideal_constant(n).map(Some),
@@ -515,7 +515,7 @@ impl<'a> State<'a> {
                 self.eval_function(dot, node, name, At::Arg(node), &[], None)
             }
             Arg::Chain(_, inner, fields) => self.eval_chain(dot, node, inner, fields, &[], None),
-            Arg::Bool(_, b) => Ok(Some(Value::Bool(*b))),
+            Arg::Bool(_, b) => Ok(Some(Value::bool(*b))),
             Arg::Number(_, n) => self.ideal_constant(n).map(Some),
             Arg::String(_, _, text) => Ok(Some(Value::string(text.as_ref()))),
             Arg::Nil(_) => Ok(None),
@@ -773,13 +773,13 @@ impl<'a> State<'a> {
                 }
             }
             Arg::Bool(_, b) => match param {
-                Param::Bool | Param::Any => Ok(Value::Bool(*b)),
+                Param::Bool | Param::Any => Ok(Value::bool(*b)),
                 _ => Err(self.literal_mismatch(param, arg)),
             },
             Arg::Number(_, n) => match param {
                 Param::Int if n.is_int => Ok(Value::Int(n.int)),
                 Param::Int64 if n.is_int => Ok(Value::Int64(n.int)),
-                Param::Float if n.is_float => Ok(Value::Float(n.float)),
+                Param::Float if n.is_float => Ok(Value::float(n.float)),
                 Param::Any => self.ideal_constant(n),
                 _ => Err(self.literal_mismatch(param, arg)),
             },
@@ -830,7 +830,7 @@ impl<'a> State<'a> {
             return Err(self.error(format!("complex constant {} is not supported", n.text)));
         }
         if n.float_form {
-            return Ok(Value::Float(n.float));
+            return Ok(Value::float(n.float));
         }
         if n.is_int {
             return Ok(Value::Int(n.int));

@@ -131,8 +131,8 @@ fn argument(lua: &Lua, param: Param, arg: LuaValue) -> Result<Value, String> {
         },
         Param::Int => Value::Int(integer(lua, arg).map_err(plain)?),
         Param::Int64 => Value::Int64(integer(lua, arg).map_err(plain)?),
-        Param::Float => Value::Float(f64::from_lua(arg, lua).map_err(plain)?),
-        Param::Bool => Value::Bool(bool::from_lua(arg, lua).map_err(plain)?),
+        Param::Float => Value::float(f64::from_lua(arg, lua).map_err(plain)?),
+        Param::Bool => Value::bool(bool::from_lua(arg, lua).map_err(plain)?),
         Param::Any | Param::List | Param::Map | Param::Object(_) => {
             Value::from(crate::convert::from_lua(lua, &arg)?)
         }

@@ -67,11 +67,11 @@ enum Part {
 fn write_scalar(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("<nil>"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Bool(b) => out.push_str(if b.get() { "true" } else { "false" }),
         Value::Int(i) | Value::Int64(i) => {
             let _ = write!(out, "{i}");
         }
-        Value::Float(f) => out.push_str(&format_float_g(*f, None, false)),
+        Value::Float(f) => out.push_str(&format_float_g(f.get(), None, false)),
         Value::String(s) => out.push_str(s),
         Value::Object(object) => out.push_str(&object.text()),
         Value::List(_) | Value::Map(_) => write_v(out, value),
@@ -266,7 +266,7 @@ mod tests {
             (-2.5, "-2.5"),
             (1e21, "1e+21"),
         ] {
-            assert_eq!(to_v(&Value::Float(f)), want, "{f}");
+            assert_eq!(to_v(&Value::float(f)), want, "{f}");
         }
     }
 
@@ -282,9 +282,9 @@ mod tests {
             sprintf(
                 "%.2f %e %g",
                 &[
-                    Value::Float(1.23456),
-                    Value::Float(1234.5),
-                    Value::Float(3.5)
+                    Value::float(1.23456),
+                    Value::float(1234.5),
+                    Value::float(3.5)
                 ]
             ),
             "1.23 1.234500e+03 3.5"
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(
             sprintf(
                 "%q %s %v",
-                &[Value::string("a\"b"), Value::string("x"), Value::Bool(true)]
+                &[Value::string("a\"b"), Value::string("x"), Value::bool(true)]
             ),
             "\"a\\\"b\" x true"
         );

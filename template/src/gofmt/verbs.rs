@@ -164,10 +164,10 @@ pub fn format_one(spec: &Spec, verb: char, arg: &Value) -> String {
     }
     let formatted = match arg {
         Value::Int(i) | Value::Int64(i) => format_int(spec, verb, *i),
-        Value::Float(f) => format_float(spec, verb, *f),
+        Value::Float(f) => format_float(spec, verb, f.get()),
         Value::String(s) => format_str(spec, verb, s),
         Value::Bool(b) => match verb {
-            't' | 'v' => Some(spec.pad(b.to_string(), false)),
+            't' | 'v' => Some(spec.pad(b.get().to_string(), false)),
             _ => None,
         },
         // A nil operand prints only under %v (and %T); any other verb reports it.

@@ -81,13 +81,13 @@ pub fn to_int64(value: &Value) -> i64 {
     match value {
         Value::Int(i) | Value::Int64(i) => *i,
         Value::Float(f) => {
-            if f.is_nan() {
+            if f.get().is_nan() {
                 i64::MIN
             } else {
-                *f as i64
+                f.get() as i64
             }
         }
-        Value::Bool(b) => i64::from(*b),
+        Value::Bool(b) => i64::from(b.get()),
         Value::String(s) => parse_int_base0(trim_zero_decimal(s)).unwrap_or(0),
         _ => 0,
     }
@@ -97,8 +97,8 @@ pub fn to_int64(value: &Value) -> i64 {
 pub fn to_float64(value: &Value) -> f64 {
     match value {
         Value::Int(i) | Value::Int64(i) => *i as f64,
-        Value::Float(f) => *f,
-        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Float(f) => f.get(),
+        Value::Bool(b) => f64::from(u8::from(b.get())),
         Value::String(s) => parse_float(s).unwrap_or(0.0),
         _ => 0.0,
     }

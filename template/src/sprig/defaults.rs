@@ -21,7 +21,7 @@ pub fn register(map: &mut FuncMap) {
     );
     map.insert(
         "empty",
-        Function::new(&[Any], |a| Ok(Value::Bool(is_empty(&a[0])))),
+        Function::new(&[Any], |a| Ok(Value::bool(is_empty(&a[0])))),
     );
     map.insert(
         "coalesce",
@@ -35,13 +35,13 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "all",
         Function::variadic(&[], Any, |a| {
-            Ok(Value::Bool(a.iter().all(|v| !is_empty(v))))
+            Ok(Value::bool(a.iter().all(|v| !is_empty(v))))
         }),
     );
     map.insert(
         "any",
         Function::variadic(&[], Any, |a| {
-            Ok(Value::Bool(a.iter().any(|v| !is_empty(v))))
+            Ok(Value::bool(a.iter().any(|v| !is_empty(v))))
         }),
     );
     map.insert(
@@ -65,14 +65,14 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "typeIs",
         Function::new(&[Str, Any], |a| {
-            Ok(Value::Bool(str_arg(&a[0]) == a[1].type_name()))
+            Ok(Value::bool(str_arg(&a[0]) == a[1].type_name()))
         }),
     );
     map.insert(
         "typeIsLike",
         Function::new(&[Str, Any], |a| {
             let (target, t) = (str_arg(&a[0]), a[1].type_name());
-            Ok(Value::Bool(target == t || target == format!("*{t}")))
+            Ok(Value::bool(target == t || target == format!("*{t}")))
         }),
     );
     map.insert(
@@ -82,12 +82,12 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "kindIs",
         Function::new(&[Str, Any], |a| {
-            Ok(Value::Bool(str_arg(&a[0]) == kind_name(&a[1])))
+            Ok(Value::bool(str_arg(&a[0]) == kind_name(&a[1])))
         }),
     );
     map.insert(
         "deepEqual",
-        Function::new(&[Any, Any], |a| Ok(Value::Bool(a[0] == a[1]))),
+        Function::new(&[Any, Any], |a| Ok(Value::bool(a[0] == a[1]))),
     );
     // Hermetic: templates of one tenant must not see the controller's environment or network.
     map.insert("env", Function::new(&[Str], |_| Ok(Value::string(""))));

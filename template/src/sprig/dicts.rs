@@ -38,7 +38,7 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "hasKey",
         Function::new(&[Map, Str], |a| {
-            Ok(Value::Bool(dict_arg(&a[0]).get(str_arg(&a[1])).is_some()))
+            Ok(Value::bool(dict_arg(&a[0]).get(str_arg(&a[1])).is_some()))
         }),
     );
     map.insert(

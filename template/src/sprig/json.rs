@@ -55,7 +55,7 @@ pub fn decode(text: &str) -> Result<Value, String> {
 /// A JSON value with every number as a float.
 pub fn floats(json: &serde_json::Value) -> Value {
     match json {
-        serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        serde_json::Value::Number(n) => Value::float(n.as_f64().unwrap_or(f64::NAN)),
         serde_json::Value::Array(items) => Value::list(items.iter().map(floats).collect()),
         serde_json::Value::Object(map) => {
             Value::map(map.iter().map(|(k, v)| (k.clone(), floats(v))))
@@ -92,7 +92,7 @@ fn write_value(
     }
     match value {
         Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Bool(b) => out.push_str(if b.get() { "true" } else { "false" }),
         Value::Int(i) | Value::Int64(i) => {
             let _ = write!(out, "{i}");
         }
@@ -100,7 +100,7 @@ fn write_value(
         Value::Object(object) => {
             write_value(out, &Value::from(&object.json()), html, indent, depth)?;
         }
-        Value::Float(f) => out.push_str(&format_float(*f)?),
+        Value::Float(f) => out.push_str(&format_float(f.get())?),
         Value::String(s) => write_string(out, s, html),
         Value::List(items) => {
             if items.is_empty() {

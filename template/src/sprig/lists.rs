@@ -186,8 +186,8 @@ fn without(list: &Value, omit: &[Value]) -> FuncResult {
 
 fn has(needle: &Value, haystack: &Value) -> FuncResult {
     match haystack {
-        Value::Null => Ok(Value::Bool(false)),
-        other => Ok(Value::Bool(list_items(other, "has")?.contains(needle))),
+        Value::Null => Ok(Value::bool(false)),
+        other => Ok(Value::bool(list_items(other, "has")?.contains(needle))),
     }
 }
 

@@ -68,7 +68,7 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "maxf",
         Function::variadic(&[Any], Any, |a| {
-            Ok(Value::Float(
+            Ok(Value::float(
                 a.iter().map(to_float64).fold(f64::MIN, go_max),
             ))
         }),
@@ -76,7 +76,7 @@ pub fn register(map: &mut FuncMap) {
     map.insert(
         "minf",
         Function::variadic(&[Any], Any, |a| {
-            Ok(Value::Float(
+            Ok(Value::float(
                 a.iter().map(to_float64).fold(f64::MAX, go_min),
             ))
         }),
@@ -87,7 +87,7 @@ pub fn register(map: &mut FuncMap) {
     );
     map.insert(
         "addf",
-        Function::variadic(&[], Any, |a| Ok(decimal_op(&Value::Float(0.0), a, Op::Add))),
+        Function::variadic(&[], Any, |a| Ok(decimal_op(&Value::float(0.0), a, Op::Add))),
     );
     map.insert(
         "subf",
@@ -103,17 +103,17 @@ pub fn register(map: &mut FuncMap) {
     );
     map.insert(
         "ceil",
-        Function::new(&[Any], |a| Ok(Value::Float(to_float64(&a[0]).ceil()))),
+        Function::new(&[Any], |a| Ok(Value::float(to_float64(&a[0]).ceil()))),
     );
     map.insert(
         "floor",
-        Function::new(&[Any], |a| Ok(Value::Float(to_float64(&a[0]).floor()))),
+        Function::new(&[Any], |a| Ok(Value::float(to_float64(&a[0]).floor()))),
     );
     map.insert(
         "round",
         Function::variadic(&[Any, Int], Float, |a| {
             let round_on = a.get(2).map_or(0.5, to_float64);
-            Ok(Value::Float(round(
+            Ok(Value::float(round(
                 to_float64(&a[0]),
                 int_arg(&a[1]),
                 round_on,
@@ -144,7 +144,7 @@ pub fn register(map: &mut FuncMap) {
     );
     map.insert(
         "float64",
-        Function::new(&[Any], |a| Ok(Value::Float(to_float64(&a[0])))),
+        Function::new(&[Any], |a| Ok(Value::float(to_float64(&a[0])))),
     );
     map.insert(
         "toDecimal",
@@ -313,5 +313,5 @@ fn decimal_op(first: &Value, rest: &[Value], op: Op) -> Value {
             None => float_op(float, op, x),
         };
     }
-    Value::Float(float)
+    Value::float(float)
 }

@@ -23,7 +23,7 @@ pub fn register(map: &mut FuncMap) {
         map.insert(name, function);
     }
     let is_abs = Function::new(&[Param::String], |a| {
-        Ok(Value::Bool(str_arg(&a[0]).starts_with('/')))
+        Ok(Value::bool(str_arg(&a[0]).starts_with('/')))
     });
     map.insert("isAbs", is_abs.clone());
     map.insert("osIsAbs", is_abs);

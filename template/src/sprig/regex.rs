@@ -19,8 +19,8 @@ pub fn register(map: &mut FuncMap) {
         map,
         "regexMatch",
         &[Str, Str],
-        |a| Ok(Value::Bool(compile(&a[0])?.is_match(str_arg(&a[1])))),
-        |_| Value::Bool(false),
+        |a| Ok(Value::bool(compile(&a[0])?.is_match(str_arg(&a[1])))),
+        |_| Value::bool(false),
     );
     both(
         map,

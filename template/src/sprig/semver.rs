@@ -21,7 +21,7 @@ pub fn register(map: &mut FuncMap) {
         Function::new(&[Param::String, Param::String], |a| {
             let constraints = parse_constraints(str_arg(&a[0]))?;
             let version = Version::parse(str_arg(&a[1]))?;
-            Ok(Value::Bool(
+            Ok(Value::bool(
                 constraints
                     .iter()
                     .any(|group| group.iter().all(|c| c.check(&version))),

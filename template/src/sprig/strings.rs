@@ -173,7 +173,7 @@ fn predicate(map: &mut FuncMap, name: &str, f: fn(&str, &str) -> bool) {
     map.insert(
         name,
         Function::new(&[Str, Str], move |a| {
-            Ok(Value::Bool(f(str_arg(&a[0]), str_arg(&a[1]))))
+            Ok(Value::bool(f(str_arg(&a[0]), str_arg(&a[1]))))
         }),
     );
 }

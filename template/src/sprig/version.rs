@@ -320,15 +320,15 @@ impl SemverValue {
         Some(match name {
             "Original" => getter(v, |v| Value::string(v.original.as_str())),
             "Compare" => comparison(v, |o| Value::Int(o as i64)),
-            "LessThan" => comparison(v, |o| Value::Bool(o.is_lt())),
-            "LessThanEqual" => comparison(v, |o| Value::Bool(o.is_le())),
-            "GreaterThan" => comparison(v, |o| Value::Bool(o.is_gt())),
-            "GreaterThanEqual" => comparison(v, |o| Value::Bool(o.is_ge())),
+            "LessThan" => comparison(v, |o| Value::bool(o.is_lt())),
+            "LessThanEqual" => comparison(v, |o| Value::bool(o.is_le())),
+            "GreaterThan" => comparison(v, |o| Value::bool(o.is_gt())),
+            "GreaterThanEqual" => comparison(v, |o| Value::bool(o.is_ge())),
             "Equal" => {
                 let version = v.clone();
                 // Go's Equal checks for nil before comparing, so nil is just unequal.
                 Function::new(&[Param::Object(POINTER_TYPE)], move |a| {
-                    Ok(Value::Bool(match &a[0] {
+                    Ok(Value::bool(match &a[0] {
                         Value::Null => false,
                         other => version.compare(operand(other)?).is_eq(),
                     }))

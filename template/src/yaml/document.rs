@@ -99,10 +99,10 @@ impl Writer {
                 Ok(())
             }
             Value::Null => self.word("null", parent, place),
-            Value::Bool(b) => self.word(if *b { "true" } else { "false" }, parent, place),
+            Value::Bool(b) => self.word(if b.get() { "true" } else { "false" }, parent, place),
             Value::Int(n) | Value::Int64(n) => self.word(&n.to_string(), parent, place),
             Value::Float(f) => {
-                let text = self.float(*f)?;
+                let text = self.float(f.get())?;
                 self.word(&text, parent, place)
             }
         }
