@@ -2,6 +2,9 @@
 //! JSON) documents; empty and comment-only documents are skipped, and a document that is a
 //! list of strings is read as a list of documents, as Sveltos accepts.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde_json::Value;
 
 /// Longest data value read (the API server's object limit is about this size).
@@ -10,10 +13,70 @@ const MAX_VALUE_BYTES: usize = 3 * 1024 * 1024;
 const MAX_LIST_DEPTH: usize = 4;
 
 /// The Kubernetes objects in one data value; `key` names it in errors.
+///
+/// The manager checks every value it instantiates and the deployer then deploys the same
+/// text, so the last values read are kept ([`Recent`]): each is parsed once. (Parsing YAML
+/// twice was a tenth of the manager process's CPU in a busy fleet.)
 pub fn objects(key: &str, text: &str) -> Result<Vec<Value>, String> {
+    static RECENT: Recent = Recent::new();
+    if let Some(parsed) = RECENT.get(key, text) {
+        return parsed.as_ref().clone();
+    }
     let mut out = Vec::new();
-    collect(key, text, 0, &mut out)?;
-    Ok(out)
+    let parsed = collect(key, text, 0, &mut out).map(|()| out);
+    RECENT.keep(key, text, parsed.clone());
+    parsed
+}
+
+/// How many parsed values [`Recent`] keeps: more than the deployer is usually behind the
+/// manager in a busy fleet.
+const RECENT_VALUES: usize = 4096;
+
+/// The longest value [`Recent`] keeps (larger ones are rare and parsed each time).
+const RECENT_VALUE_BYTES: usize = 16 * 1024;
+
+/// Values parsed lately, each in the slot its digest picks (a newer value takes the slot).
+struct Recent(Mutex<Vec<Option<Parsed>>>);
+
+/// A value and what parsing it gave.
+struct Parsed {
+    key: Box<str>,
+    text: Box<str>,
+    objects: Arc<Result<Vec<Value>, String>>,
+}
+
+impl Recent {
+    const fn new() -> Self {
+        Recent(Mutex::new(Vec::new()))
+    }
+
+    fn slot(key: &str, text: &str) -> usize {
+        let mut hasher = DefaultHasher::new();
+        (key, text).hash(&mut hasher);
+        (hasher.finish() % RECENT_VALUES as u64) as usize
+    }
+
+    fn get(&self, key: &str, text: &str) -> Option<Arc<Result<Vec<Value>, String>>> {
+        let slots = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = slots.get(Self::slot(key, text))?.as_ref()?;
+        (*kept.key == *key && *kept.text == *text).then(|| Arc::clone(&kept.objects))
+    }
+
+    fn keep(&self, key: &str, text: &str, objects: Result<Vec<Value>, String>) {
+        if text.len() > RECENT_VALUE_BYTES {
+            return;
+        }
+        let slot = Self::slot(key, text);
+        let mut slots = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if slots.is_empty() {
+            slots.resize_with(RECENT_VALUES, || None);
+        }
+        slots[slot] = Some(Parsed {
+            key: key.into(),
+            text: text.into(),
+            objects: Arc::new(objects),
+        });
+    }
 }
 
 fn collect(key: &str, text: &str, depth: usize, out: &mut Vec<Value>) -> Result<(), String> {
@@ -97,6 +160,28 @@ mod tests {
             .map(|o| o["metadata"]["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_value_read_again_gives_what_it_gave_the_first_time() {
+        let a = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n";
+        let b = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n";
+        let first = objects("k", a).unwrap();
+        assert_eq!(objects("k", b).unwrap()[0]["metadata"]["name"], "b");
+        assert_eq!(objects("k", a).unwrap(), first);
+        // The key is part of what is kept: errors name it.
+        let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n";
+        assert!(objects("one", bad).unwrap_err().contains("\"one\""));
+        assert!(objects("two", bad).unwrap_err().contains("\"two\""));
+        // Values are kept in a bounded table: many others later, the first still reads right.
+        for n in 0..2 * RECENT_VALUES {
+            let text = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n{n}\n");
+            assert_eq!(
+                objects("k", &text).unwrap()[0]["metadata"]["name"],
+                format!("n{n}")
+            );
+        }
+        assert_eq!(objects("k", a).unwrap(), first);
     }
 
     #[test]
