@@ -75,7 +75,7 @@ pub(super) fn commit(
     let previous = st
         .objects
         .get(gr)
-        .and_then(|objects| objects.get(&key))
+        .and_then(|objects| objects.get(&key.0, &key.1))
         .cloned()
         .filter(|_| kind == EventType::Modified);
     let mut arc = Arc::new(obj);

@@ -15,7 +15,7 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::webhook::Endpoints;
 use serde_json::{Value, json};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
@@ -25,6 +25,7 @@ mod checks;
 mod delete;
 mod event;
 mod history;
+mod objects;
 mod options;
 mod read;
 mod write;
@@ -32,6 +33,7 @@ mod write;
 use checks::{conflict, is_crd, namespaces_gr, not_found, validate_labels, validate_name};
 use delete::{remove_all, remove_object};
 use history::{commit, emit, remember};
+use objects::Objects;
 
 pub use checks::qualified_kind;
 pub use event::{Event, EventType};
@@ -50,8 +52,6 @@ pub const WATCH_BUFFER: usize = 4_096;
 /// Bytes of watch frames the history may hold, whatever the count: resuming a watch from
 /// further back gets 410 Gone and relists, as with a compacted kube-apiserver.
 pub const HISTORY_BYTES: usize = 64 << 20;
-
-type Objects = BTreeMap<(String, String), Arc<Value>>;
 
 struct State {
     rv: u64,
@@ -75,7 +75,7 @@ impl State {
     fn stored(&self, info: &ResourceInfo, ns: &str, name: &str) -> Result<Arc<Value>> {
         self.objects
             .get(&info.group_resource())
-            .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
+            .and_then(|m| m.get(ns, name))
             .cloned()
             .ok_or_else(|| not_found(info, name))
     }
@@ -255,7 +255,7 @@ impl Store {
             .objects
             .get(&crds)
             .into_iter()
-            .flat_map(BTreeMap::values)
+            .flat_map(Objects::values)
             .cloned()
             .collect();
         for crd in crds {
@@ -269,7 +269,7 @@ impl Store {
             .objects
             .get(&services)
             .into_iter()
-            .flat_map(BTreeMap::values)
+            .flat_map(Objects::values)
         {
             st.allocator.observe(service);
         }

@@ -108,7 +108,11 @@ impl Store {
             },
             name.clone(),
         );
-        if st.objects.get(&gr).is_some_and(|m| m.contains_key(&key)) {
+        if st
+            .objects
+            .get(&gr)
+            .is_some_and(|m| m.contains(&key.0, &key.1))
+        {
             return Err(Error::AlreadyExists(format!(
                 "{} \"{name}\" already exists",
                 info.qualified()
@@ -339,7 +343,7 @@ fn check_namespace_writable(st: &State, info: &ResourceInfo, name: &str, ns: &st
     let nsobj = st
         .objects
         .get(&namespaces_gr())
-        .and_then(|m| m.get(&(String::new(), ns.to_owned())))
+        .and_then(|m| m.get("", ns))
         .ok_or_else(|| Error::NotFound(format!("namespaces \"{ns}\" not found")))?;
     if !meta_str(nsobj, "deletionTimestamp").is_empty() {
         return Err(Error::Forbidden(format!(
