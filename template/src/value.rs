@@ -35,7 +35,7 @@ pub struct TooDeep;
 /// Every payload is one word, an integer or a pointer ([`Flag`], [`F64`]), so a value is a
 /// pair of words: calls return it in two registers and copies move it as two words. (A
 /// one-byte `bool` or an `f64` payload made it a 16-byte block, copied with loads that
-/// stalled on the smaller stores just before them; a cached render took 25% longer.)
+/// stalled on the smaller stores just before them; a cached render took 23% longer.)
 #[derive(Debug, Clone)]
 pub enum Value {
     /// Go's nil interface (JSON `null`).

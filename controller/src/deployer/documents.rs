@@ -18,7 +18,6 @@ const MAX_LIST_DEPTH: usize = 4;
 /// deployer then deploys the same text, so the last values read are kept ([`Recent`]): in
 /// a fleet of 300 clusters converging, 97% of the reads found their value there.
 pub fn objects(key: &str, text: &str) -> Result<Vec<Value>, String> {
-    static RECENT: Recent = Recent::new();
     if let Some(parsed) = RECENT.get(key, text) {
         return parsed.as_ref().clone();
     }
@@ -33,10 +32,24 @@ pub fn objects(key: &str, text: &str) -> Result<Vec<Value>, String> {
 const RECENT_VALUES: usize = 4096;
 
 /// The longest value [`Recent`] keeps (larger ones are rare and parsed each time).
-const RECENT_VALUE_BYTES: usize = 16 * 1024;
+const RECENT_VALUE_BYTES: usize = 4 * 1024;
+
+/// How much text [`Recent`] keeps in all (its objects take a few times as much): values
+/// beyond it are parsed each time until older ones give way.
+const RECENT_BYTES: usize = 2 * 1024 * 1024;
 
 /// Values parsed lately, each in the slot its digest picks (a newer value takes the slot).
-struct Recent(Mutex<Vec<Option<Parsed>>>);
+struct Recent(Mutex<Slots>);
+
+/// The values this process parsed lately.
+static RECENT: Recent = Recent::new();
+
+/// See [`Recent`].
+struct Slots {
+    parsed: Vec<Option<Parsed>>,
+    /// The length of every kept text.
+    bytes: usize,
+}
 
 /// A value and what parsing it gave.
 struct Parsed {
@@ -47,7 +60,10 @@ struct Parsed {
 
 impl Recent {
     const fn new() -> Self {
-        Recent(Mutex::new(Vec::new()))
+        Recent(Mutex::new(Slots {
+            parsed: Vec::new(),
+            bytes: 0,
+        }))
     }
 
     fn slot(key: &str, text: &str) -> usize {
@@ -58,7 +74,7 @@ impl Recent {
 
     fn get(&self, key: &str, text: &str) -> Option<Arc<Result<Vec<Value>, String>>> {
         let slots = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = slots.get(Self::slot(key, text))?.as_ref()?;
+        let kept = slots.parsed.get(Self::slot(key, text))?.as_ref()?;
         (*kept.key == *key && *kept.text == *text).then(|| Arc::clone(&kept.objects))
     }
 
@@ -68,10 +84,20 @@ impl Recent {
         }
         let slot = Self::slot(key, text);
         let mut slots = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if slots.is_empty() {
-            slots.resize_with(RECENT_VALUES, || None);
+        if slots.parsed.is_empty() {
+            slots.parsed.resize_with(RECENT_VALUES, || None);
         }
-        slots[slot] = Some(Parsed {
+        let Slots { parsed, bytes } = &mut *slots;
+        let Some(place) = parsed.get_mut(slot) else {
+            return;
+        };
+        let freed = place.as_ref().map_or(0, |kept| kept.text.len());
+        let after = *bytes - freed + text.len();
+        if after > RECENT_BYTES {
+            return;
+        }
+        *bytes = after;
+        *place = Some(Parsed {
             key: key.into(),
             text: text.into(),
             objects: Arc::new(objects),
@@ -182,6 +208,15 @@ mod tests {
             );
         }
         assert_eq!(objects("k", a).unwrap(), first);
+        // A value too long to keep still reads right, every time.
+        let long = format!("{a}{}", "# padding\n".repeat(RECENT_VALUE_BYTES / 10));
+        assert_eq!(objects("k", &long).unwrap(), first);
+        assert_eq!(objects("k", &long).unwrap(), first);
+        // What is kept stays within its budget, and the count of kept bytes is right.
+        let slots = RECENT.0.lock().unwrap();
+        assert!(slots.bytes <= RECENT_BYTES);
+        let kept: usize = slots.parsed.iter().flatten().map(|p| p.text.len()).sum();
+        assert_eq!(kept, slots.bytes);
     }
 
     #[test]
