@@ -25,12 +25,6 @@ impl KeyStr {
     pub fn new(text: &str) -> &KeyStr {
         KeyStr::ref_cast(text)
     }
-
-    /// The key's text.
-    #[inline]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
 impl Ord for KeyStr {
@@ -100,12 +94,6 @@ impl From<String> for Key {
 impl From<&str> for Key {
     fn from(text: &str) -> Self {
         Key(text.to_owned())
-    }
-}
-
-impl From<&String> for Key {
-    fn from(text: &String) -> Self {
-        Key(text.clone())
     }
 }
 

@@ -2,7 +2,6 @@
 //! JSON) documents; empty and comment-only documents are skipped, and a document that is a
 //! list of strings is read as a list of documents, as Sveltos accepts.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
@@ -67,9 +66,7 @@ impl Recent {
     }
 
     fn slot(key: &str, text: &str) -> usize {
-        let mut hasher = DefaultHasher::new();
-        (key, text).hash(&mut hasher);
-        (hasher.finish() % RECENT_VALUES as u64) as usize
+        (crate::memo::digest(&(key, text)) % RECENT_VALUES as u64) as usize
     }
 
     fn get(&self, key: &str, text: &str) -> Option<Arc<Result<Vec<Value>, String>>> {
