@@ -132,7 +132,7 @@ fn pick(map: &Value, keys: &[Value], keep: bool) -> Value {
     Value::map(
         entries(map)
             .iter()
-            .filter(|(k, _)| keys.contains(&&***k) == keep)
+            .filter(|(k, _)| keys.contains(&k.as_ref()) == keep)
             .map(|(k, v)| (k.clone(), v.clone())),
     )
 }
