@@ -633,7 +633,7 @@ mod tests {
     fn at(version: &str) -> Stamp {
         Stamp {
             version: version.into(),
-            spec: None,
+            ..Stamp::default()
         }
     }
 
