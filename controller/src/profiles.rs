@@ -3,7 +3,7 @@
 //! Pure: reads go through [`Lookup`], rendering through [`Render`].
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -136,7 +136,7 @@ pub fn desired(
     let trigger_labels = trigger.metadata.labels.clone().unwrap_or_default();
     // Everything a unit depends on besides its own event.
     let base = {
-        let mut hasher = DefaultHasher::new();
+        let mut hasher = crate::memo::hasher();
         trigger_name.hash(&mut hasher);
         trigger.metadata.labels.hash(&mut hasher);
         trigger.metadata.annotations.hash(&mut hasher);
@@ -152,9 +152,11 @@ pub fn desired(
     let mut out = Desired::default();
     let mut add =
         |identity: Identity<'_>, event: Digest, seen: Option<Instant>, data: &dyn Fn() -> Value| {
-            let labels = identity_labels(&identity, &trigger_labels);
-            let key = digest(&(base, event, &labels));
+            // The labels follow from the identity, whose other parts `base` holds: they are
+            // made only for a unit built (per unit and pass, they were a tenth of a pass).
+            let key = digest(&(base, event, identity.resource, identity.cloud_event));
             let build = || {
+                let labels = identity_labels(&identity, &trigger_labels);
                 let data = data();
                 let unit = Unit {
                     inputs,
@@ -798,7 +800,7 @@ mod tests {
         let stamp = |_: &str, _: &str, _: &dyn Wanted| {
             Some(Stamp {
                 version: "1".into(),
-                spec: None,
+                ..Stamp::default()
             })
         };
         let mut settled_now = 0;
