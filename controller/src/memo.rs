@@ -3,7 +3,8 @@
 //! from the previous plan by a digest of everything they were computed from.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -44,16 +45,27 @@ pub fn hash_value<H: Hasher>(value: &Value, hasher: &mut H) {
     }
 }
 
+/// The seed of every digest, drawn once per process: digests are never kept outside it, and
+/// a tenant cannot make two of its objects collide without knowing it.
+static SEED: LazyLock<foldhash::quality::RandomState> = LazyLock::new(Default::default);
+
+/// A hasher that makes digests. foldhash rather than the standard library's SipHash: a report
+/// of 1,000 collected objects is a megabyte to digest on each of its changes, at a fifth of
+/// SipHash's cost.
+pub fn hasher() -> impl Hasher {
+    SEED.build_hasher()
+}
+
 /// The digest of `value`.
 pub fn digest_value(value: &Value) -> Digest {
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = hasher();
     hash_value(value, &mut hasher);
     hasher.finish()
 }
 
 /// The digest of anything hashable (a digest of digests, a name).
 pub fn digest<T: Hash + ?Sized>(value: &T) -> Digest {
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = hasher();
     value.hash(&mut hasher);
     hasher.finish()
 }

@@ -216,7 +216,7 @@ pub fn join_collected_resources<'a>(documents: impl IntoIterator<Item = &'a [u8]
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(haystack, needle)
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
