@@ -23,7 +23,7 @@ use sveltos_events_controller::plan::{PlanMemo, World, plan};
 struct Fleet {
     cluster: Cluster,
     template: Referenced,
-    report: EventReport,
+    report: std::sync::Arc<EventReport>,
 }
 
 impl Lookup for Fleet {
@@ -123,7 +123,7 @@ fn fleet(size: usize) -> (EventTrigger, Fleet) {
     let fleet = Fleet {
         cluster: Cluster::from_sveltos(&cluster).unwrap(),
         template,
-        report,
+        report: std::sync::Arc::new(report),
     };
     (trigger, fleet)
 }

@@ -7,11 +7,12 @@
 //! turns them into floats, which breaks `eq .port 443`; see docs/ARCHITECTURE.md).
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
 use api::secret_data;
-use api::v1beta1::{EventReport, split_collected_resources};
+use api::v1beta1::{EventReport, collected_resource_ranges};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::ObjectReference;
 use serde_json::{Map, Value, json};
@@ -57,7 +58,7 @@ pub struct Collected {
     /// The object as JSON, checked when decoded. It is parsed again only where a template
     /// needs it: parsed, an object weighs several times its text, and a fleet's reports
     /// collect a great many.
-    document: Arc<str>,
+    document: Text,
     /// Its reference (apiVersion, kind, namespace, name, uid, resourceVersion).
     pub reference: Arc<ObjectReference>,
     /// Digest of its content.
@@ -70,20 +71,51 @@ impl Collected {
         Collected {
             digest: digest_value(&object),
             reference: Arc::new(reference_of(&object)),
-            document: Arc::from(object.to_string()),
+            document: Text::Own(Arc::from(object.to_string())),
         }
     }
 
     /// The object.
     pub fn object(&self) -> Value {
         // Parsed once already when decoded, so this parse does not fail.
-        serde_json::from_str(&self.document).unwrap_or(Value::Null)
+        serde_json::from_slice(self.document.bytes()).unwrap_or(Value::Null)
     }
 }
 
-/// Collected objects decoded by earlier plans (checked JSON) with their references, by digest
-/// of their document.
-pub type DocumentMemo = Memo<(Arc<str>, Arc<ObjectReference>)>;
+/// A collected object's JSON.
+#[derive(Debug, Clone)]
+enum Text {
+    /// Where it lies in the collected bytes of its report, shared with the report the caches
+    /// hold instead of copied (a fleet's reports collect a great many objects).
+    InReport(Arc<EventReport>, Range<usize>),
+    /// Its own: a Secret with its data put back, or an object collected outside a report.
+    Own(Arc<str>),
+}
+
+impl Text {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Text::InReport(report, range) => report
+                .spec
+                .resources
+                .as_ref()
+                .and_then(|bytes| bytes.0.get(range.clone()))
+                .unwrap_or_default(),
+            Text::Own(text) => text.as_bytes(),
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+/// Collected objects decoded by earlier plans (checked JSON), by digest of their document: the
+/// text of those that are not the document itself (Secrets with their data put back), and
+/// their references.
+pub type DocumentMemo = Memo<(Option<Arc<str>>, Arc<ObjectReference>)>;
 
 /// The events of one report, decoded.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -102,12 +134,12 @@ pub struct ReportEvents {
 impl ReportEvents {
     /// Decodes a report's references, collected objects and CloudEvents.
     pub fn from_report(report: &EventReport) -> Result<Self> {
-        Self::decode(report, &mut DocumentMemo::default())
+        Self::decode(&Arc::new(report.clone()), &mut DocumentMemo::default())
     }
 
     /// [`ReportEvents::from_report`], taking collected objects whose document is unchanged
     /// from `documents` instead of decoding them again.
-    pub fn decode(report: &EventReport, documents: &mut DocumentMemo) -> Result<Self> {
+    pub fn decode(report: &Arc<EventReport>, documents: &mut DocumentMemo) -> Result<Self> {
         Self::decode_sealed(report, &BTreeMap::new(), documents)
     }
 
@@ -116,10 +148,11 @@ impl ReportEvents {
     /// when the report changes.
     pub fn keep_documents(&self, documents: &mut DocumentMemo) {
         for collected in &self.resources {
-            let document = (
-                Arc::clone(&collected.document),
-                Arc::clone(&collected.reference),
-            );
+            let own = match &collected.document {
+                Text::Own(text) => Some(Arc::clone(text)),
+                Text::InReport(..) => None,
+            };
+            let document = (own, Arc::clone(&collected.reference));
             documents.keep(collected.digest, document);
         }
     }
@@ -127,7 +160,7 @@ impl ReportEvents {
     /// [`ReportEvents::decode`], putting back into collected Secrets the data the agent moved
     /// to the report's companion Secret (`sealed`: its data, by document key).
     pub fn decode_sealed(
-        report: &EventReport,
+        report: &Arc<EventReport>,
         sealed: &BTreeMap<String, ByteString>,
         documents: &mut DocumentMemo,
     ) -> Result<Self> {
@@ -139,9 +172,10 @@ impl ReportEvents {
             })
         };
         let resources = match &report.spec.resources {
-            Some(bytes) => split_collected_resources(&bytes.0)
+            Some(bytes) => collected_resource_ranges(&bytes.0)
                 .into_iter()
-                .map(|document| {
+                .map(|range| {
+                    let document = &bytes.0[range.clone()];
                     let removed = if sealed.is_empty() {
                         None
                     } else {
@@ -151,22 +185,24 @@ impl ReportEvents {
                         None => digest(document),
                         Some(removed) => digest(&(document, &removed.0[..])),
                     };
-                    let (text, reference) = documents.get_or_try(key, || {
+                    let (own, reference) = documents.get_or_try(key, || {
                         let mut object = decode(document, "a collected resource")?;
-                        let text = match removed {
+                        let own = match removed {
                             Some(removed) => {
                                 let removed =
                                     decode(&removed.0, "the secret data of a collected Secret")?;
                                 secret_data::unseal(&mut object, &removed);
-                                Arc::from(object.to_string())
+                                Some(Arc::from(object.to_string()))
                             }
-                            // Valid JSON is valid UTF-8.
-                            None => Arc::from(String::from_utf8_lossy(document)),
+                            None => None,
                         };
-                        Ok((text, Arc::new(reference_of(&object))))
+                        Ok((own, Arc::new(reference_of(&object))))
                     })?;
                     Ok(Collected {
-                        document: text,
+                        document: match own {
+                            Some(text) => Text::Own(text),
+                            None => Text::InReport(Arc::clone(report), range),
+                        },
                         reference,
                         digest: key,
                     })
@@ -399,6 +435,32 @@ mod tests {
         second.date(Some(&first.seen), &listed, t(3));
         let times = ["a", "b", "c"].map(|name| when(&second, name));
         assert_eq!(times, [t(3), t(2), t(3)]);
+    }
+
+    #[test]
+    fn collected_objects_are_read_from_their_current_report_not_copied() {
+        let mut documents = DocumentMemo::default();
+        let first = Arc::new(report(&[service("a", 80)]));
+        let decoded = ReportEvents::decode(&first, &mut documents).unwrap();
+        assert_eq!(
+            Arc::strong_count(&first),
+            2,
+            "the object's text is the report's"
+        );
+        documents.finish();
+        // The report changes: a is the same document, found in the memo, and read from the
+        // new report, so the old one goes once its own decode does.
+        let second = Arc::new(report(&[service("a", 80), service("b", 80)]));
+        let redecoded = ReportEvents::decode(&second, &mut documents).unwrap();
+        let old = Arc::downgrade(&first);
+        drop((first, decoded));
+        assert!(old.upgrade().is_none(), "nothing holds the old report");
+        let names = redecoded
+            .resources
+            .iter()
+            .map(|c| c.object()["metadata"]["name"].clone());
+        assert_eq!(names.collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(redecoded.resources[0].object(), service("a", 80));
     }
 
     #[test]

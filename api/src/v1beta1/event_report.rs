@@ -190,18 +190,30 @@ pub fn agent_sources_key(event_trigger: &str, event_source: &str) -> String {
 
 /// Splits collected `resources` bytes into the JSON documents the agent joined with `\n---`.
 pub fn split_collected_resources(bytes: &[u8]) -> Vec<&[u8]> {
+    collected_resource_ranges(bytes)
+        .into_iter()
+        .map(|range| &bytes[range])
+        .collect()
+}
+
+/// Where each document of [`split_collected_resources`] lies in `bytes`.
+pub fn collected_resource_ranges(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut documents = Vec::new();
-    let mut rest = bytes;
+    let mut start = 0;
     loop {
+        let rest = &bytes[start..];
         let end = find(rest, b"\n---").unwrap_or(rest.len());
-        let document = trim_ascii(&rest[..end]);
+        let part = &rest[..end];
+        let leading = part.len() - part.trim_ascii_start().len();
+        let document = part.trim_ascii();
         if !document.is_empty() {
-            documents.push(document);
+            let from = start + leading;
+            documents.push(from..from + document.len());
         }
         if end >= rest.len() {
             return documents;
         }
-        rest = &rest[end + 4..];
+        start += end + 4;
     }
 }
 
@@ -217,10 +229,6 @@ pub fn join_collected_resources<'a>(documents: impl IntoIterator<Item = &'a [u8]
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(haystack, needle)
-}
-
-fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    bytes.trim_ascii()
 }
 
 #[cfg(test)]
@@ -272,6 +280,12 @@ mod tests {
         assert!(joined.ends_with(b"\n---"));
         assert_eq!(split_collected_resources(&joined), vec![a, b]);
         assert!(split_collected_resources(b"").is_empty());
+        // Blank space around a document is not part of it; empty documents are none.
+        let spaced = b" \n{\"a\":1}\n---\n---\n\t{\"b\":2} \n---  ";
+        let ranges = collected_resource_ranges(spaced);
+        assert_eq!(ranges, [2..9, 19..26]);
+        let documents: Vec<&[u8]> = ranges.into_iter().map(|r| &spaced[r]).collect();
+        assert_eq!(documents, [br#"{"a":1}"#.as_slice(), br#"{"b":2}"#]);
     }
 
     #[test]

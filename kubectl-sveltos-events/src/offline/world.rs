@@ -136,7 +136,7 @@ impl World for Offline {
             .into_iter()
             .map(|(key, data)| (key, ByteString(data)))
             .collect();
-        ReportEvents::decode_sealed(&report, &sealed, documents)
+        ReportEvents::decode_sealed(&std::sync::Arc::new(report), &sealed, documents)
             .map(Some)
             .map_err(|e| e.to_string())
     }
