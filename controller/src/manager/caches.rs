@@ -150,6 +150,28 @@ impl Caches {
             .collect();
     }
 
+    /// Keeps only the event times of the last decode of `report` when `report` is a newer
+    /// version: a decode reads its collected objects from the report it decoded, which it
+    /// would otherwise hold beside the cache's newer one until its next decode (during a
+    /// fleet's convergence, two versions of every report).
+    pub fn outdate(&self, report: &EventReport) {
+        let place = (
+            report.metadata.namespace.clone().unwrap_or_default(),
+            report.metadata.name.clone().unwrap_or_default(),
+        );
+        let Ok(mut decoded) = self.decoded.lock() else {
+            return;
+        };
+        if let Some((at, events)) = decoded.get_mut(&place)
+            && report.metadata.resource_version.as_ref() != Some(&*at)
+        {
+            *events = ReportEvents {
+                seen: Arc::clone(&events.seen),
+                ..ReportEvents::default()
+            };
+        }
+    }
+
     /// Forgets the entries of `by_report` (keyed by report namespace and name) whose report
     /// is gone, once it holds many more than the cache has reports.
     fn forget_gone_reports<V>(&self, by_report: &mut HashMap<(String, String), V>) {
@@ -627,6 +649,23 @@ mod tests {
         // Once decoded, a report is dated by its decodes: nothing more is listed.
         caches.list(&second);
         assert!(caches.listed.lock().unwrap().is_empty());
+
+        // A newer version lets the decode go but for its times; the decoded one does not.
+        let place = ("fleet".to_owned(), second.metadata.name.clone().unwrap());
+        let decoded = |caches: &Caches| caches.decoded.lock().unwrap()[&place].1.clone();
+        caches.outdate(&second);
+        assert_eq!(decoded(&caches).matching_resources.len(), 2);
+        let third = report(&["a", "b", "c"], "3");
+        caches.outdate(&third);
+        assert!(decoded(&caches).matching_resources.is_empty());
+        assert_eq!(decoded(&caches).seen, events.seen);
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(third));
+        let later = caches
+            .report(&cluster, "s", &mut DocumentMemo::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(later.first_seen("b"), Some(when("b")), "b keeps its time");
+        assert!(later.first_seen("c") > Some(when("b")));
     }
 
     /// The stamp of an object at `version`.

@@ -224,6 +224,7 @@ fn start_watches(
             caches.status.report_changed(namespace, name);
             let work = generations.work(&r, cached(&caches.reports, &r.metadata));
             if let Work::Report { cluster, .. } = &work {
+                caches.outdate(&r);
                 caches.list(&r);
                 caches.fresh.changed(cluster.clone());
             }
