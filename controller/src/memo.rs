@@ -50,8 +50,8 @@ pub fn hash_value<H: Hasher>(value: &Value, hasher: &mut H) {
 static SEED: LazyLock<foldhash::quality::RandomState> = LazyLock::new(Default::default);
 
 /// A hasher that makes digests. foldhash rather than the standard library's SipHash: a report
-/// of 1,000 collected objects is a megabyte to digest on each of its changes, at a fifth of
-/// SipHash's cost.
+/// of 1,000 collected objects is a megabyte to digest on each of its changes, and SipHash was
+/// 7.6% of the CPU of the quiet end-to-end run over 1,000 profiles (perf).
 pub fn hasher() -> impl Hasher {
     SEED.build_hasher()
 }
