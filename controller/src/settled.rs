@@ -24,8 +24,8 @@ pub struct Stamp {
 /// The last resourceVersion (when a number, as kube-apiserver writes them; 0: none) at which a
 /// ClusterProfile was found to hold by its generation and labels. One version is one state of
 /// the object, so a later look at the same version need not digest the labels again: after
-/// the deployer's status write, every pass over the profile's trigger would (a tenth of a
-/// pass over 1,000 profiles). A cache, so stamps equal whatever it holds.
+/// the deployer's status write, every pass over the profile's trigger would (7% of the CPU of
+/// the quiet end-to-end run at 1,000 profiles). A cache, so stamps equal whatever it holds.
 #[derive(Debug, Default)]
 pub struct Held(AtomicU64);
 
