@@ -133,8 +133,8 @@ pub struct ReportEvents {
 
 impl ReportEvents {
     /// Decodes a report's references, collected objects and CloudEvents.
-    pub fn from_report(report: &EventReport) -> Result<Self> {
-        Self::decode(&Arc::new(report.clone()), &mut DocumentMemo::default())
+    pub fn from_report(report: EventReport) -> Result<Self> {
+        Self::decode(&Arc::new(report), &mut DocumentMemo::default())
     }
 
     /// [`ReportEvents::from_report`], taking collected objects whose document is unchanged
@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn collected_objects_decode_with_integer_ports() {
         let events =
-            ReportEvents::from_report(&report(&[service("a", 443), service("b", 80)])).unwrap();
+            ReportEvents::from_report(report(&[service("a", 443), service("b", 80)])).unwrap();
         assert_eq!(events.resources.len(), 2);
         assert!(events.resources[0].object()["spec"]["ports"][0]["port"].is_i64());
         let singles = events.singles();
@@ -421,12 +421,12 @@ mod tests {
         // A first decode: a was listed since t(1); b only in the report's last change, t(2).
         let listed = HashMap::from([(reference_digest(&reference_of(&service("a", 80))), t(1))]);
         let mut first =
-            ReportEvents::from_report(&report(&[service("a", 80), service("b", 80)])).unwrap();
+            ReportEvents::from_report(report(&[service("a", 80), service("b", 80)])).unwrap();
         first.date(None, &listed, t(2));
         assert_eq!((when(&first, "a"), when(&first, "b")), (t(1), t(2)));
         // The next decode: c is new and a changed (a new version is a new event); b keeps
         // its time, and what was listed counts no more.
-        let mut second = ReportEvents::from_report(&report(&[
+        let mut second = ReportEvents::from_report(report(&[
             service("a", 443),
             service("b", 80),
             service("c", 80),
@@ -467,7 +467,7 @@ mod tests {
     fn references_alone_when_not_collected() {
         let mut r = report(&[service("a", 1)]);
         r.spec.resources = None;
-        let events = ReportEvents::from_report(&r).unwrap();
+        let events = ReportEvents::from_report(r).unwrap();
         let singles = events.singles();
         assert_eq!(singles.len(), 1);
         assert!(singles[0].resource.is_none());
@@ -481,13 +481,13 @@ mod tests {
     fn corrupt_collected_resource_is_an_error_naming_the_report() {
         let mut r = report(&[]);
         r.spec.resources = Some(ByteString(b"{not json\n---".to_vec()));
-        let error = ReportEvents::from_report(&r).unwrap_err().to_string();
+        let error = ReportEvents::from_report(r).unwrap_err().to_string();
         assert!(error.contains("sveltos--s--c1"), "{error}");
     }
 
     #[test]
     fn plural_data_has_go_names() {
-        let events = ReportEvents::from_report(&report(&[service("a", 443)])).unwrap();
+        let events = ReportEvents::from_report(report(&[service("a", 443)])).unwrap();
         let data = all_events_data(&json!({}), &events);
         assert_eq!(data["MatchingResources"][0]["Kind"], "Service");
         assert_eq!(data["Resources"][0]["metadata"]["name"], "a");

@@ -129,10 +129,7 @@ impl Caches {
     /// Notes when each resource `report` lists was first listed, until the report's first
     /// decode (which then dates its events by it, not all as its last change).
     pub fn list(&self, report: &EventReport) {
-        let place = (
-            report.metadata.namespace.clone().unwrap_or_default(),
-            report.metadata.name.clone().unwrap_or_default(),
-        );
+        let place = report_place(report);
         if self.decoded.lock().is_ok_and(|d| d.contains_key(&place)) {
             return;
         }
@@ -155,10 +152,7 @@ impl Caches {
     /// would otherwise hold beside the cache's newer one until its next decode (during a
     /// fleet's convergence, two versions of every report).
     pub fn outdate(&self, report: &EventReport) {
-        let place = (
-            report.metadata.namespace.clone().unwrap_or_default(),
-            report.metadata.name.clone().unwrap_or_default(),
-        );
+        let place = report_place(report);
         let Ok(mut decoded) = self.decoded.lock() else {
             return;
         };
@@ -422,6 +416,15 @@ pub fn generated_by(labels: Option<&BTreeMap<String, String>>, trigger: &str) ->
     labels
         .and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL))
         .is_some_and(|t| t == trigger)
+}
+
+/// Where `report` is: its (namespace, name), as [`Caches::decoded`] and [`Caches::listed`]
+/// key it.
+fn report_place(report: &EventReport) -> (String, String) {
+    (
+        report.metadata.namespace.clone().unwrap_or_default(),
+        report.metadata.name.clone().unwrap_or_default(),
+    )
 }
 
 /// A referenced ConfigMap or Secret from the caches (Secret data decoded as text).
