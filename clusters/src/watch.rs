@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use futures_util::TryStreamExt;
 use futures_util::stream::{self, Stream, StreamExt};
 use kube::api::Api;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{self, Lookup, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
@@ -73,7 +74,7 @@ impl<K> Default for Settled<K> {
 
 impl<K> Settled<K>
 where
-    K: Resource<DynamicType = ()> + Clone + 'static,
+    K: Lookup<DynamicType = ()> + Clone + 'static,
 {
     /// The objects `event` settled in `store` (which has applied it).
     pub fn take(&mut self, event: watcher::Event<K>, store: &Store<K>) -> Vec<K> {
@@ -117,10 +118,37 @@ pub fn events<K>(
 where
     K: Watched,
 {
+    events_as(api, config, |mut object: K| {
+        object.meta_mut().managed_fields = None;
+        object
+    })
+}
+
+/// [`events`] keeping in the store what `keep` makes of each object (the fields its readers
+/// need, rather than the whole object).
+pub fn events_as<K, R, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    mut keep: F,
+) -> (
+    Store<R>,
+    impl Stream<Item = watcher::Event<R>> + Send + use<K, R, F>,
+)
+where
+    K: Watched,
+    F: FnMut(K) -> R + Send + 'static,
+    R: Lookup<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
     let (store, writer) = reflector::store();
     let watched = watcher(api, config)
         .default_backoff()
-        .modify(|object| object.meta_mut().managed_fields = None);
+        .map_ok(move |event| match event {
+            watcher::Event::Apply(object) => watcher::Event::Apply(keep(object)),
+            watcher::Event::Delete(object) => watcher::Event::Delete(keep(object)),
+            watcher::Event::InitApply(object) => watcher::Event::InitApply(keep(object)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        });
     let stream = reflector::reflector(writer, watched).filter_map(|result| async move {
         match result {
             Ok(event) => Some(event),

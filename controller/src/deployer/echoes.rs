@@ -24,14 +24,6 @@ const MOST: usize = 65_536;
 /// `(kind, namespace, name)` of an object.
 type Place = (&'static str, String, String);
 
-fn place(kind: &'static str, meta: &ObjectMeta) -> Place {
-    (
-        kind,
-        meta.namespace.clone().unwrap_or_default(),
-        meta.name.clone().unwrap_or_default(),
-    )
-}
-
 #[derive(Debug, Default)]
 struct State {
     /// Objects being written, with the versions of their events held meanwhile.
@@ -112,15 +104,20 @@ impl Echoes {
         others
     }
 
-    /// Whether a watched `kind` object is the echo of a write, or held until its write
-    /// answers; false when it is news.
-    pub fn is_echo(&self, kind: &'static str, watched: &ObjectMeta) -> bool {
+    /// Whether a watched `kind` object `(namespace, name)` at `version` is the echo of a
+    /// write, or held until its write answers; false when it is news.
+    pub fn is_echo(
+        &self,
+        kind: &'static str,
+        (namespace, name): (&str, &str),
+        version: Option<&str>,
+    ) -> bool {
         let Ok(mut state) = self.state.lock() else {
             return false;
         };
         let key = (
-            place(kind, watched),
-            watched.resource_version.clone().unwrap_or_default(),
+            (kind, namespace.to_owned(), name.to_owned()),
+            version.unwrap_or_default().to_owned(),
         );
         // An earlier write's echo, even one that comes while the next write is on its way.
         if state.expected.remove(&key) {
@@ -164,13 +161,13 @@ mod tests {
         assert!(!write(&echoes, "a", "7"));
         assert!(!write(&echoes, "a", "8"));
         // Another version, another object, another kind: changes made by someone else.
-        assert!(!echoes.is_echo(KIND, &meta("a", "9")));
-        assert!(!echoes.is_echo(KIND, &meta("b", "7")));
-        assert!(!echoes.is_echo("ClusterProfile", &meta("a", "7")));
+        assert!(!echoes.is_echo(KIND, ("default", "a"), Some("9")));
+        assert!(!echoes.is_echo(KIND, ("default", "b"), Some("7")));
+        assert!(!echoes.is_echo("ClusterProfile", ("default", "a"), Some("7")));
         // Both writes' echoes, in any order, each once.
-        assert!(echoes.is_echo(KIND, &meta("a", "8")));
-        assert!(echoes.is_echo(KIND, &meta("a", "7")));
-        assert!(!echoes.is_echo(KIND, &meta("a", "7")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("8")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("7")));
+        assert!(!echoes.is_echo(KIND, ("default", "a"), Some("7")));
     }
 
     #[test]
@@ -178,17 +175,17 @@ mod tests {
         let echoes = Echoes::default();
         // The write's own event, come before its answer: nothing to do, nothing kept.
         echoes.writing(KIND, "default", "a");
-        assert!(echoes.is_echo(KIND, &meta("a", "5")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("5")));
         assert!(!echoes.written(KIND, "default", "a", Some(&meta("a", "5"))));
-        assert!(!echoes.is_echo(KIND, &meta("a", "5")));
+        assert!(!echoes.is_echo(KIND, ("default", "a"), Some("5")));
         // Someone else's change meanwhile: another pass.
         echoes.writing(KIND, "default", "a");
-        assert!(echoes.is_echo(KIND, &meta("a", "6")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("6")));
         assert!(echoes.written(KIND, "default", "a", Some(&meta("a", "7"))));
-        assert!(echoes.is_echo(KIND, &meta("a", "7")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("7")));
         // A failed write lets what came meanwhile through.
         echoes.writing(KIND, "default", "a");
-        assert!(echoes.is_echo(KIND, &meta("a", "8")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("8")));
         assert!(echoes.written(KIND, "default", "a", None));
         echoes.writing(KIND, "default", "a");
         assert!(!echoes.written(KIND, "default", "a", None));
@@ -200,9 +197,9 @@ mod tests {
         // A pass writes the summary's spec, then its status; the spec's event comes late.
         assert!(!write(&echoes, "a", "7"));
         echoes.writing(KIND, "default", "a");
-        assert!(echoes.is_echo(KIND, &meta("a", "7")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("7")));
         assert!(!echoes.written(KIND, "default", "a", Some(&meta("a", "8"))));
-        assert!(echoes.is_echo(KIND, &meta("a", "8")));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some("8")));
     }
 
     #[test]
@@ -217,6 +214,6 @@ mod tests {
             .map(|s| s.expected.len())
             .unwrap_or_default();
         assert!(expected <= MOST, "{expected} kept");
-        assert!(echoes.is_echo(KIND, &meta("a", &MOST.to_string())));
+        assert!(echoes.is_echo(KIND, ("default", "a"), Some(&MOST.to_string())));
     }
 }

@@ -8,20 +8,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::slice;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use api::labels::CLUSTER_PROFILE_NAME_LABEL;
-use api::v1beta1::{ClusterProfile, ClusterProfileSpec, ClusterSummary};
+use api::v1beta1::{ClusterProfile, ClusterProfileSpec};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
 
-/// The profile a summary belongs to (its `projectsveltos.io/cluster-profile-name` label).
-pub fn profile_of(summary: &ClusterSummary) -> &str {
-    summary
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(CLUSTER_PROFILE_NAME_LABEL))
-        .map_or("", String::as_str)
-}
+use super::summaries::Summary;
 
 /// Takes a lock whatever a panicking holder left: every index's maps are whole between
 /// statements, so what it holds is still right.
@@ -73,27 +64,24 @@ impl<T: Ord> Few<T> {
 #[derive(Clone, Default)]
 pub struct ByProfile(Arc<Mutex<HashMap<String, Few<Place>>>>);
 
-fn place(summary: &ClusterSummary) -> Place {
-    (
-        summary.metadata.namespace.clone().unwrap_or_default(),
-        summary.metadata.name.clone().unwrap_or_default(),
-    )
+fn place(summary: &Summary) -> Place {
+    (summary.namespace().to_owned(), summary.name().to_owned())
 }
 
 impl ByProfile {
     /// Follows one event of the summary watch; `store` is the reflector's, which has
     /// applied it.
-    pub fn follow(&self, event: &Event<ClusterSummary>, store: &Store<ClusterSummary>) {
+    pub fn follow(&self, event: &Event<Summary>, store: &Store<Summary>) {
         let mut index = lock(&self.0);
         match event {
             Event::Apply(summary) => {
                 index
-                    .entry(profile_of(summary).to_owned())
+                    .entry(summary.profile.clone())
                     .or_default()
                     .insert(place(summary));
             }
             Event::Delete(summary) => {
-                let profile = profile_of(summary);
+                let profile = summary.profile.as_str();
                 if let Some(places) = index.get_mut(profile) {
                     places.remove(&place(summary));
                     if places.is_empty() {
@@ -105,7 +93,7 @@ impl ByProfile {
                 index.clear();
                 for summary in store.state() {
                     index
-                        .entry(profile_of(&summary).to_owned())
+                        .entry(summary.profile.clone())
                         .or_default()
                         .insert(place(&summary));
                 }
@@ -115,12 +103,12 @@ impl ByProfile {
     }
 
     /// The summaries of `profile` that `store` holds now, by namespace and name.
-    pub fn of(&self, store: &Store<ClusterSummary>, profile: &str) -> Vec<Arc<ClusterSummary>> {
+    pub fn of(&self, store: &Store<Summary>, profile: &str) -> Vec<Arc<Summary>> {
         let index = lock(&self.0);
         let places = index.get(profile).into_iter().flat_map(Few::iter);
         places
             .filter_map(|(namespace, name)| store.get(&ObjectRef::new(name).within(namespace)))
-            .filter(|s| profile_of(s) == profile)
+            .filter(|s| s.profile == profile)
             .collect()
     }
 }
@@ -217,15 +205,16 @@ mod tests {
     use super::*;
     use kube::runtime::reflector::store;
 
-    fn summary(namespace: &str, name: &str, profile: &str) -> ClusterSummary {
-        serde_json::from_value(serde_json::json!({
+    fn summary(namespace: &str, name: &str, profile: &str) -> Summary {
+        let object = serde_json::from_value(serde_json::json!({
             "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterSummary",
             "metadata": {"name": name, "namespace": namespace,
-                "labels": {CLUSTER_PROFILE_NAME_LABEL: profile}},
+                "labels": {api::labels::CLUSTER_PROFILE_NAME_LABEL: profile}},
             "spec": {"clusterNamespace": namespace, "clusterName": "c", "clusterType": "Sveltos",
                 "clusterProfileSpec": {}}
         }))
-        .unwrap()
+        .unwrap();
+        Summary::new(object)
     }
 
     /// Applies `event` to the store, then lets the index follow it, as the watch does.
@@ -236,7 +225,7 @@ mod tests {
         index: &I,
         follow: fn(&I, &Event<K>, &Store<K>),
     ) where
-        K: kube::Resource<DynamicType = ()> + Clone + 'static,
+        K: kube::runtime::reflector::Lookup<DynamicType = ()> + Clone + 'static,
     {
         writer.apply_watcher_event(&event);
         follow(index, &event, reader);
@@ -259,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_profile_reads_its_own_summaries_through_lists_and_relists() {
-        let (reader, mut writer) = store::<ClusterSummary>();
+        let (reader, mut writer) = store::<Summary>();
         let index = ByProfile::default();
         let mut send = |event| deliver(&mut writer, &reader, event, &index, ByProfile::follow);
         let [a1, a2, b1] = [
@@ -271,7 +260,7 @@ mod tests {
             index
                 .of(&reader, profile)
                 .iter()
-                .map(|s| s.metadata.name.clone().unwrap_or_default())
+                .map(|s| s.name().to_owned())
                 .collect()
         };
         // The first list: objects reach the store at its end.

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use api::selector;
-use api::v1beta1::{ClusterProfile, ClusterProfileSpec, ClusterSummary};
+use api::v1beta1::{ClusterProfile, ClusterProfileSpec};
 
-use super::index::profile_of;
+use super::summaries::Summary;
 use crate::identity::ClusterRef;
 
 /// A ConfigMap or Secret that changed.
@@ -21,12 +21,12 @@ pub struct Object<'a> {
 
 /// Every profile, and every profile gone that still has summaries to withdraw (a cluster or a
 /// set changed: any of them may now match other clusters).
-pub fn every(profiles: &[Arc<ClusterProfile>], summaries: &[Arc<ClusterSummary>]) -> Vec<String> {
+pub fn every(profiles: &[Arc<ClusterProfile>], summaries: &[Arc<Summary>]) -> Vec<String> {
     let names = profiles
         .iter()
         .map(|p| p.metadata.name.clone().unwrap_or_default());
     names
-        .chain(summaries.iter().map(|s| profile_of(s).to_owned()))
+        .chain(summaries.iter().map(|s| s.profile.clone()))
         .collect()
 }
 
@@ -38,7 +38,7 @@ pub fn every(profiles: &[Arc<ClusterProfile>], summaries: &[Arc<ClusterSummary>]
 pub fn of_cluster(
     cluster: &ClusterRef,
     profiles: &[Arc<ClusterProfile>],
-    summaries: &[Arc<ClusterSummary>],
+    summaries: &[Arc<Summary>],
 ) -> Vec<String> {
     let concerned = |spec: &ClusterProfileSpec| {
         !selector::is_empty(&spec.cluster_selector)
@@ -55,8 +55,8 @@ pub fn of_cluster(
         .map(|p| p.metadata.name.clone().unwrap_or_default());
     let deployed = summaries
         .iter()
-        .filter(|s| super::summary_cluster(s) == *cluster)
-        .map(|s| profile_of(s).to_owned());
+        .filter(|s| s.cluster == *cluster)
+        .map(|s| s.profile.clone());
     names.chain(deployed).collect()
 }
 
@@ -112,14 +112,15 @@ mod tests {
     }
 
     /// A summary of `profile` in Sveltos cluster `ns/cluster`.
-    fn summary(profile: &str, cluster: &str) -> Arc<ClusterSummary> {
+    fn summary(profile: &str, cluster: &str) -> Arc<Summary> {
         let summary = serde_json::from_value(json!({
             "metadata": {"name": "s", "namespace": "ns",
                          "labels": {api::labels::CLUSTER_PROFILE_NAME_LABEL: profile}},
             "spec": {"clusterNamespace": "ns", "clusterName": cluster, "clusterType": "Sveltos",
                      "clusterProfileSpec": {}}
         }));
-        Arc::new(summary.unwrap_or_else(|e| panic!("bad test summary: {e}")))
+        let summary = summary.unwrap_or_else(|e| panic!("bad test summary: {e}"));
+        Arc::new(Summary::new(summary))
     }
 
     #[test]

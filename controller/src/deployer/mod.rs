@@ -15,6 +15,7 @@ pub mod manifests;
 pub mod marks;
 pub mod metadata;
 pub mod schedule;
+pub mod summaries;
 pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,11 +50,12 @@ use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
 use crate::sets;
 use crate::watches::{Freshness, Watches};
-use clusters::watch::{Settled, events, reflect};
+use clusters::watch::{Settled, events_as, reflect};
 use deploy::{Deployer, Outcome};
 use echoes::Echoes;
-use index::{ByProfile, ByReference, profile_of};
+use index::{ByProfile, ByReference};
 use schedule::{Schedule, Start};
+use summaries::Summary;
 use targets::Targets;
 use tokio::sync::Notify;
 
@@ -73,6 +75,9 @@ pub enum DeployerError {
     /// A profile's clusters cannot be selected (e.g. a bad clusterSelector).
     #[error("{0}")]
     Selection(String),
+    /// A ClusterSummary's recorded profile spec cannot be read back.
+    #[error("a ClusterSummary's recorded profile spec cannot be read: {0}")]
+    Record(serde_json::Error),
 }
 
 /// Reflector stores of everything the deployer reads in the management cluster.
@@ -90,8 +95,9 @@ pub struct Caches {
     pub config_maps: Store<ConfigMap>,
     /// Secrets (policyRefs content, kubeconfigs).
     pub secrets: Store<Secret>,
-    /// ClusterSummaries: the record of what was deployed where.
-    pub summaries: Store<ClusterSummary>,
+    /// ClusterSummaries (what the deployer reads of them): the record of what was deployed
+    /// where.
+    pub summaries: Store<Summary>,
     /// Where each profile's summaries are.
     pub by_profile: ByProfile,
     /// Which profiles name which ConfigMaps and Secrets.
@@ -163,9 +169,10 @@ pub async fn run(
     let (config_maps, config_map_events) =
         (shared.config_maps.store(), shared.config_maps.objects());
     let (secrets, secret_events) = (shared.secrets.store(), shared.secrets.objects());
-    let (summaries, summary_events) = events::<ClusterSummary>(
-        Api::all(client.clone()),
+    let (summaries, summary_events) = events_as(
+        Api::<ClusterSummary>::all(client.clone()),
         all().labels(CLUSTER_PROFILE_NAME_LABEL),
+        Summary::new,
     );
     let caches = Caches {
         profiles,
@@ -222,7 +229,15 @@ pub async fn run(
         let caches = caches.clone();
         profile_events.for_each(move |profile| {
             caches.by_reference.follow(&profile, &caches.profiles);
-            if !caches.echoes.is_echo(PROFILE, &profile.metadata) {
+            let meta = &profile.metadata;
+            let place = (
+                meta.namespace.as_deref().unwrap_or_default(),
+                meta.name.as_deref().unwrap_or_default(),
+            );
+            if !caches
+                .echoes
+                .is_echo(PROFILE, place, meta.resource_version.as_deref())
+            {
                 queue.mark(profile.name_any_or_default());
             }
             async {}
@@ -235,8 +250,9 @@ pub async fn run(
         summary_events.for_each(move |event| {
             caches.by_profile.follow(&event, &caches.summaries);
             for summary in settled.take(event, &caches.summaries) {
-                if !caches.echoes.is_echo(SUMMARY, &summary.metadata) {
-                    queue.mark(profile_of(&summary));
+                let place = (summary.namespace(), summary.name());
+                if !caches.echoes.is_echo(SUMMARY, place, summary.version()) {
+                    queue.mark(summary.profile.clone());
                 }
             }
             async {}
@@ -344,7 +360,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         queue.mark(profile.name_any_or_default());
     }
     for summary in caches.summaries.state() {
-        queue.mark(profile_of(&summary));
+        queue.mark(summary.profile.clone());
     }
     let retries = Mutex::new(Retries::new(CONTROLLER, telemetry));
     let pass = |name: String, waited: Duration| {
@@ -407,15 +423,6 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
 /// Passes that run at once, each in its own lane (destination cluster).
 const LANES: usize = 16;
 
-/// The cluster a summary records a deployment in.
-fn summary_cluster(summary: &ClusterSummary) -> ClusterRef {
-    ClusterRef {
-        namespace: summary.spec.cluster_namespace.clone(),
-        name: summary.spec.cluster_name.clone(),
-        cluster_type: summary.spec.cluster_type,
-    }
-}
-
 /// The one cluster a pass over profile `name` may deploy into or withdraw from, if there is
 /// exactly one and the management cluster is not a target.
 fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<ClusterRef> {
@@ -436,10 +443,10 @@ fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<Clu
         touched.extend(wanted.into_iter().map(|c| c.reference.clone()));
     }
     for summary in caches.by_profile.of(&caches.summaries, name) {
-        if local(&summary.spec.cluster_profile_spec) {
+        if summary.local() {
             return None;
         }
-        touched.insert(summary_cluster(&summary));
+        touched.insert(summary.cluster.clone());
     }
     let mut touched = touched.into_iter();
     match (touched.next(), touched.next()) {
@@ -473,40 +480,6 @@ pub fn matching<'a>(
         }
     }
     Ok(picked)
-}
-
-/// The kinds `summary`'s add-ons may be of: those its status says were deployed and those its
-/// last pass set out to deploy (which it may have, if the pass never wrote its outcome).
-fn resources_kinds(summary: &ClusterSummary) -> Vec<String> {
-    let deployed = summary
-        .status
-        .iter()
-        .flat_map(|s| &s.deployed_gvks)
-        .filter(|d| d.feature_id == FeatureId::Resources)
-        .flat_map(|d| d.deployed_group_version_kind.iter().map(String::as_str));
-    let kinds: BTreeSet<&str> = deployed.chain(intended_kinds(summary)).collect();
-    kinds.into_iter().map(str::to_owned).collect()
-}
-
-/// The kinds `summary`'s last pass set out to deploy.
-fn intended_kinds(summary: &ClusterSummary) -> impl Iterator<Item = &str> {
-    summary
-        .metadata
-        .annotations
-        .iter()
-        .flat_map(|a| a.get(INTENDED_KINDS_ANNOTATION))
-        .flat_map(|kinds| kinds.split(','))
-        .filter(|kind| !kind.is_empty())
-}
-
-fn provisioned(summary: &ClusterSummary) -> bool {
-    summary
-        .status
-        .iter()
-        .flat_map(|s| &s.feature_summaries)
-        .any(|f| {
-            f.feature_id == FeatureId::Resources && f.status == Some(FeatureStatus::Provisioned)
-        })
 }
 
 /// Deploys and withdraws one profile everywhere; `Again` when some cluster failed.
@@ -543,26 +516,29 @@ async fn reconcile(
                 // Neither deployed to nor withdrawn from until it resumes.
                 continue;
             }
-            let previous = summaries.iter().find(|s| {
-                s.metadata.name.as_deref() == Some(&summary)
-                    && s.metadata.namespace.as_deref() == Some(&cluster.reference.namespace)
-            });
+            let previous = summaries
+                .iter()
+                .find(|s| s.name() == summary && s.namespace() == cluster.reference.namespace);
             if profile.spec.sync_mode == SyncMode::OneTime
-                && previous.is_some_and(|p| provisioned(p))
+                && previous.is_some_and(|p| p.provisioned())
             {
                 continue;
             }
-            let kinds = previous.map(|p| resources_kinds(p)).unwrap_or_default();
+            let kinds = previous.map(|p| p.resources_kinds()).unwrap_or_default();
+            // The spec the summary records: the profile's, unless it has changed since.
+            let recorded = match previous.map(|p| p.spec(Some(&profile.spec))) {
+                Some(Ok(spec)) => Some(spec),
+                Some(Err(error)) => return Err(DeployerError::Record(error)),
+                None => None,
+            };
             let manifests = deployer.manifests(name, &profile.spec, cluster).await;
             let mut known = Known::Cached(previous.map(AsRef::as_ref));
             if let Ok(manifests) = &manifests
                 && profile.spec.sync_mode != SyncMode::DryRun
             {
                 let intended = deploy::kinds(manifests);
-                let unrecorded = previous.is_none_or(|p| {
-                    p.spec.cluster_profile_spec != profile.spec
-                        || !intended.iter().all(|k| kinds.contains(k))
-                });
+                let unrecorded = recorded.as_deref() != Some(&profile.spec)
+                    || !intended.iter().all(|k| kinds.contains(k));
                 if unrecorded {
                     // The summary says what is about to be deployed before anything is, in
                     // the one write that creates it or changes its spec: if the profile goes
@@ -580,7 +556,7 @@ async fn reconcile(
                     known = Known::Intent;
                 }
             }
-            let before = previous.map(|p| (kinds.as_slice(), &p.spec.cluster_profile_spec));
+            let before = recorded.as_deref().map(|spec| (kinds.as_slice(), spec));
             let outcome = deployer
                 .deploy(name, &profile.spec, cluster, before, manifests)
                 .await;
@@ -600,9 +576,7 @@ async fn reconcile(
             .await?;
             if let Some(reports) = &outcome.dry_run {
                 write_report(client, profile, cluster, reports).await?;
-            } else if previous
-                .is_some_and(|p| p.spec.cluster_profile_spec.sync_mode == SyncMode::DryRun)
-            {
+            } else if previous.is_some_and(|p| p.sync_mode() == SyncMode::DryRun) {
                 // Out of DryRun: its report no longer describes anything.
                 let report = report_name(
                     name,
@@ -616,41 +590,37 @@ async fn reconcile(
         write_profile_status(client, caches, profile, &wanted).await?;
     }
     for summary in &summaries {
-        let place = (
-            summary.metadata.namespace.clone().unwrap_or_default(),
-            summary.metadata.name.clone().unwrap_or_default(),
-        );
+        let place = (summary.namespace().to_owned(), summary.name().to_owned());
         if wanted_summaries.contains(&place) {
             continue;
         }
-        let spec = &summary.spec;
-        let reference = summary_cluster(summary);
-        if caches.fleet.handled_elsewhere(&reference) {
+        let reference = &summary.cluster;
+        if caches.fleet.handled_elsewhere(reference) {
             // Another shard's deployer keeps or withdraws it.
             continue;
         }
-        let cluster = clusters.iter().find(|c| c.reference == reference);
+        let cluster = clusters.iter().find(|c| c.reference == *reference);
         if cluster.is_some_and(|c| c.paused) {
             // Withdrawn once the cluster resumes (its change marks this profile again).
             continue;
         }
-        if let Some(cluster) = cluster
-            && let Err(reason) = deployer
-                .withdraw(
-                    name,
-                    &spec.cluster_profile_spec,
-                    cluster,
-                    &resources_kinds(summary),
-                )
-                .await
-        {
-            tracing::warn!(profile = name, cluster = %spec.cluster_name, %reason, "withdrawal failed");
-            again = true;
-            continue;
+        if let Some(cluster) = cluster {
+            let withdrawn = match summary.spec(None) {
+                Ok(spec) => {
+                    let kinds = summary.resources_kinds();
+                    deployer.withdraw(name, &spec, cluster, &kinds).await
+                }
+                Err(error) => Err(format!("its summary's spec cannot be read: {error}")),
+            };
+            if let Err(reason) = withdrawn {
+                tracing::warn!(profile = name, cluster = %reference.name, %reason, "withdrawal failed");
+                again = true;
+                continue;
+            }
         }
-        if spec.cluster_profile_spec.sync_mode == SyncMode::DryRun {
+        if summary.sync_mode() == SyncMode::DryRun {
             // Only a DryRun pair has a report (leaving DryRun deletes it in the deploy pass).
-            let report = report_name(name, spec.cluster_type.lowercase(), &spec.cluster_name);
+            let report = report_name(name, reference.cluster_type.lowercase(), &reference.name);
             delete_if_present::<ClusterReport>(client, &place.0, &report).await?;
         }
         delete_if_present::<ClusterSummary>(client, &place.0, &place.1).await?;
@@ -733,7 +703,7 @@ async fn write_report(
 #[derive(Clone, Copy)]
 enum Known<'a> {
     /// What the cache holds (none when there is no summary yet).
-    Cached(Option<&'a ClusterSummary>),
+    Cached(Option<&'a Summary>),
     /// The spec (and the intended kinds) as this pass just wrote them.
     Intent,
 }
@@ -800,10 +770,10 @@ async fn write_summary(
         Known::Cached(previous) => (previous, false),
         Known::Intent => (None, true),
     };
-    if !spec_known && previous.is_none_or(|p| &p.spec.cluster_profile_spec != spec) {
+    if !spec_known && previous.is_none_or(|p| !p.records(spec)) {
         // The kinds an earlier pass set out to deploy stay recorded.
         let intended: BTreeSet<String> = previous
-            .map(|p| intended_kinds(p).map(str::to_owned).collect())
+            .map(|p| p.intended_kinds().map(str::to_owned).collect())
             .unwrap_or_default();
         apply_summary_spec(client, echoes, profile, spec, cluster, &intended).await?;
     }
@@ -828,11 +798,9 @@ async fn write_summary(
         "featureSummaries": features,
         "deployedGVKs": [{"featureID": FeatureId::Resources, "deployedGroupVersionKind": outcome.gvks}],
     }});
-    let current = previous
-        .and_then(|p| serde_json::to_value(&p.status).ok())
-        .unwrap_or(Value::Null);
-    let unchanged = current.get("featureSummaries") == status["status"].get("featureSummaries")
-        && current.get("deployedGVKs") == status["status"].get("deployedGVKs");
+    let wanted = &status["status"];
+    let unchanged = previous
+        .is_some_and(|p| p.status_is(wanted.get("featureSummaries"), wanted.get("deployedGVKs")));
     if !unchanged {
         let (params, merge) = (PatchParams::default(), Patch::Merge(&status));
         let place = (SUMMARY, cluster.reference.namespace.as_str(), name.as_str());
