@@ -525,7 +525,9 @@ async fn reconcile(
                 continue;
             }
             let kinds = previous.map(|p| p.resources_kinds()).unwrap_or_default();
-            // The spec the summary records: the profile's, unless it has changed since.
+            // The spec the summary records: the profile's, unless it has changed since. It
+            // was JSON this process wrote from a spec, so it reads back; if it ever did not,
+            // the pass fails (and is retried) rather than deploy without knowing the past.
             let recorded = match previous.map(|p| p.spec(Some(&profile.spec))) {
                 Some(Ok(spec)) => Some(spec),
                 Some(Err(error)) => return Err(DeployerError::Record(error)),

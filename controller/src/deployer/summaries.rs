@@ -123,18 +123,25 @@ impl Summary {
 
     /// Whether it records `spec`.
     pub fn records(&self, spec: &ClusterProfileSpec) -> bool {
-        serde_json::to_vec(spec).is_ok_and(|json| *json == *self.spec)
+        matches!(self.spec(Some(spec)), Ok(Cow::Borrowed(_)))
     }
 
-    /// The profile spec it records: `current` when it records that one, else decoded.
+    /// The profile spec it records: `current` when it records that one (the same JSON, or
+    /// failing that, an equal spec), else decoded.
     pub fn spec<'a>(
         &self,
         current: Option<&'a ClusterProfileSpec>,
     ) -> Result<Cow<'a, ClusterProfileSpec>, serde_json::Error> {
-        match current {
-            Some(current) if self.records(current) => Ok(Cow::Borrowed(current)),
-            _ => serde_json::from_slice(&self.spec).map(Cow::Owned),
+        if let Some(current) = current
+            && serde_json::to_vec(current).is_ok_and(|json| *json == *self.spec)
+        {
+            return Ok(Cow::Borrowed(current));
         }
+        let recorded: ClusterProfileSpec = serde_json::from_slice(&self.spec)?;
+        Ok(match current {
+            Some(current) if *current == recorded => Cow::Borrowed(current),
+            _ => Cow::Owned(recorded),
+        })
     }
 
     /// The syncMode of the spec it records.
