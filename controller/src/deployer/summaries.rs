@@ -65,8 +65,9 @@ impl Summary {
             .and_then(|mut a| a.remove(INTENDED_KINDS_ANNOTATION))
             .map(String::into_boxed_str);
         let recorded = &spec.cluster_profile_spec;
-        // A spec that cannot be written as JSON (never seen) matches no profile, and its
-        // withdrawal fails (see [`Summary::spec`]) rather than withdrawing the wrong things.
+        // A spec that cannot be written as JSON (never seen) cannot be read back either
+        // ([`Summary::spec`]): the passes over its profile fail and are retried rather than
+        // deploy or withdraw without knowing what it recorded.
         let json = serde_json::to_vec(recorded).unwrap_or_default();
         let local = recorded
             .policy_refs
