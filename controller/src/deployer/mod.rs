@@ -18,6 +18,7 @@ pub mod schedule;
 pub mod summaries;
 pub mod targets;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -423,19 +424,21 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
 /// Passes that run at once, each in its own lane (destination cluster).
 const LANES: usize = 16;
 
+/// Whether `spec` deploys anything into the management cluster (`deploymentType: Local`).
+pub fn deploys_locally(spec: &ClusterProfileSpec) -> bool {
+    spec.policy_refs
+        .iter()
+        .any(|r| r.deployment_type == DeploymentType::Local)
+}
+
 /// The one cluster a pass over profile `name` may deploy into or withdraw from, if there is
 /// exactly one and the management cluster is not a target.
 fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<ClusterRef> {
     // Objects deployed into the management cluster, now or by an earlier spec a summary
     // still records, may be withdrawn there.
-    let local = |spec: &ClusterProfileSpec| {
-        spec.policy_refs
-            .iter()
-            .any(|r| r.deployment_type == DeploymentType::Local)
-    };
     let mut touched = BTreeSet::new();
     if let Some(profile) = caches.profiles.get(&ObjectRef::new(name)) {
-        if local(&profile.spec) {
+        if deploys_locally(&profile.spec) {
             return None;
         }
         let selected = |set: &str| sets::selected(&caches.cluster_sets, set);
@@ -534,13 +537,16 @@ async fn reconcile(
                 None => None,
             };
             let manifests = deployer.manifests(name, &profile.spec, cluster).await;
-            let mut known = Known::Cached(previous.map(AsRef::as_ref));
+            let spec_recorded = matches!(recorded, Some(Cow::Borrowed(_)));
+            let mut known = Known::Cached {
+                previous: previous.map(AsRef::as_ref),
+                spec_recorded,
+            };
             if let Ok(manifests) = &manifests
                 && profile.spec.sync_mode != SyncMode::DryRun
             {
                 let intended = deploy::kinds(manifests);
-                let unrecorded = recorded.as_deref() != Some(&profile.spec)
-                    || !intended.iter().all(|k| kinds.contains(k));
+                let unrecorded = !spec_recorded || !intended.iter().all(|k| kinds.contains(k));
                 if unrecorded {
                     // The summary says what is about to be deployed before anything is, in
                     // the one write that creates it or changes its spec: if the profile goes
@@ -704,8 +710,12 @@ async fn write_report(
 /// What a pass knows a ClusterSummary holds before it writes it.
 #[derive(Clone, Copy)]
 enum Known<'a> {
-    /// What the cache holds (none when there is no summary yet).
-    Cached(Option<&'a Summary>),
+    /// What the cache holds (none when there is no summary yet), and whether it records
+    /// the profile's spec.
+    Cached {
+        previous: Option<&'a Summary>,
+        spec_recorded: bool,
+    },
     /// The spec (and the intended kinds) as this pass just wrote them.
     Intent,
 }
@@ -768,11 +778,14 @@ async fn write_summary(
     known: Known<'_>,
     outcome: &Outcome,
 ) -> Result<(), DeployerError> {
-    let (previous, spec_known) = match known {
-        Known::Cached(previous) => (previous, false),
+    let (previous, spec_recorded) = match known {
+        Known::Cached {
+            previous,
+            spec_recorded,
+        } => (previous, spec_recorded),
         Known::Intent => (None, true),
     };
-    if !spec_known && previous.is_none_or(|p| !p.records(spec)) {
+    if !spec_recorded {
         // The kinds an earlier pass set out to deploy stay recorded.
         let intended: BTreeSet<String> = previous
             .map(|p| p.intended_kinds().map(str::to_owned).collect())

@@ -7,9 +7,7 @@
 use std::borrow::Cow;
 
 use api::labels::{CLUSTER_PROFILE_NAME_LABEL, INTENDED_KINDS_ANNOTATION};
-use api::v1beta1::{
-    ClusterProfileSpec, ClusterSummary, DeploymentType, FeatureId, FeatureStatus, SyncMode,
-};
+use api::v1beta1::{ClusterProfileSpec, ClusterSummary, FeatureId, FeatureStatus, SyncMode};
 use kube::runtime::reflector::Lookup;
 use serde_json::Value;
 
@@ -69,10 +67,7 @@ impl Summary {
         // ([`Summary::spec`]): the passes over its profile fail and are retried rather than
         // deploy or withdraw without knowing what it recorded.
         let json = serde_json::to_vec(recorded).unwrap_or_default();
-        let local = recorded
-            .policy_refs
-            .iter()
-            .any(|r| r.deployment_type == DeploymentType::Local);
+        let local = super::deploys_locally(recorded);
         let status = status.unwrap_or_default();
         let deployed = status
             .deployed_gvks
@@ -120,11 +115,6 @@ impl Summary {
     /// Its resourceVersion.
     pub fn version(&self) -> Option<&str> {
         self.version.as_deref()
-    }
-
-    /// Whether it records `spec`.
-    pub fn records(&self, spec: &ClusterProfileSpec) -> bool {
-        matches!(self.spec(Some(spec)), Ok(Cow::Borrowed(_)))
     }
 
     /// The profile spec it records: `current` when it records that one (the same JSON, or
@@ -286,11 +276,9 @@ mod tests {
     fn the_recorded_spec_is_the_profiles_while_equal_and_decoded_after() {
         let record = Summary::new(summary(100, json!({})));
         let same = profile(100).spec;
-        assert!(record.records(&same));
         assert!(matches!(record.spec(Some(&same)), Ok(Cow::Borrowed(_))));
         // The profile changed since, or is gone: the summary's own spec.
         let changed = profile(200).spec;
-        assert!(!record.records(&changed));
         let recorded = record.spec(Some(&changed)).unwrap();
         assert!(matches!(recorded, Cow::Owned(_)));
         assert_eq!(*recorded, same);
