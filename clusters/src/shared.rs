@@ -13,7 +13,7 @@ use kube::runtime::watcher;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-use crate::watch::{Settled, Watched, events};
+use crate::watch::{Kept, Settled, Watched, events, events_as};
 
 /// Most changed objects a subscriber may have waiting; one further behind is sent the whole
 /// store again instead (as a watcher further behind than the server keeps relists).
@@ -21,14 +21,14 @@ pub const INBOX: usize = 4_096;
 
 /// A reflector shared by the components of one process. Clones share it; the watch stops
 /// when the last clone is dropped.
-pub struct Shared<K: Watched> {
+pub struct Shared<K: Kept> {
     store: Store<K>,
     subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>>,
     version: Arc<AtomicU64>,
     _watch: Arc<StopOnDrop>,
 }
 
-impl<K: Watched> Clone for Shared<K> {
+impl<K: Kept> Clone for Shared<K> {
     fn clone(&self) -> Self {
         Shared {
             store: self.store.clone(),
@@ -51,7 +51,27 @@ impl Drop for StopOnDrop {
 impl<K: Watched> Shared<K> {
     /// Starts watching every object of `K` (within a Tokio runtime).
     pub fn start(client: &Client, config: watcher::Config) -> Self {
-        let (store, events) = events::<K>(kube::Api::all(client.clone()), config);
+        Self::with_stream(events::<K>(kube::Api::all(client.clone()), config))
+    }
+}
+
+impl<K: Kept> Shared<K> {
+    /// Starts watching every object of `W` (within a Tokio runtime), keeping what `keep`
+    /// makes of each (see [`events_as`]).
+    pub fn start_as<W: Watched>(
+        client: &Client,
+        config: watcher::Config,
+        keep: impl FnMut(W) -> K + Send + 'static,
+    ) -> Self {
+        Self::with_stream(events_as(kube::Api::all(client.clone()), config, keep))
+    }
+
+    fn with_stream(
+        (store, events): (
+            Store<K>,
+            impl Stream<Item = watcher::Event<K>> + Send + 'static,
+        ),
+    ) -> Self {
         let subscribers: Arc<Mutex<Vec<Arc<Inbox<K>>>>> = Arc::default();
         let version = Arc::new(AtomicU64::new(0));
         let (reader, senders, bump) = (
@@ -114,7 +134,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Passes `changed` to every subscriber still listening; `store` has applied the changes.
-fn dispatch<K: Watched>(
+fn dispatch<K: Kept>(
     subscribers: &Mutex<Vec<Arc<Inbox<K>>>>,
     changed: &[Arc<K>],
     store: &Store<K>,
@@ -152,7 +172,7 @@ impl<K> Default for Inbox<K> {
     }
 }
 
-impl<K: Watched> Inbox<K> {
+impl<K: Kept> Inbox<K> {
     /// Takes `changed`. A subscriber further behind than [`INBOX`] is owed the store instead,
     /// and still every object `gone` says the store no longer holds: the store cannot tell
     /// a deletion, which would otherwise be lost.

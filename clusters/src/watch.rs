@@ -11,6 +11,12 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+/// What a reflector's store can keep of a watched object: the object itself, or a record
+/// of it (see [`events_as`]).
+pub trait Kept: Lookup<DynamicType = ()> + Clone + Send + Sync + 'static {}
+
+impl<K> Kept for K where K: Lookup<DynamicType = ()> + Clone + Send + Sync + 'static {}
+
 /// What a controller can watch: a cluster-scoped or namespaced kind of a fixed type.
 pub trait Watched:
     Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
@@ -137,7 +143,7 @@ pub fn events_as<K, R, F>(
 where
     K: Watched,
     F: FnMut(K) -> R + Send + 'static,
-    R: Lookup<DynamicType = ()> + Clone + Send + Sync + 'static,
+    R: Kept,
 {
     let (store, writer) = reflector::store();
     let watched = watcher(api, config)

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use api::labels;
 use sha2::{Digest, Sha256};
 
+use crate::kept::Labelled;
+
 pub use api::cluster_ref::ClusterRef;
 
 /// What one generated object stands for.
@@ -29,15 +31,14 @@ pub struct Identity<'a> {
 }
 
 /// The source cluster a generated object's identity labels name.
-pub fn source_cluster(labels: Option<&BTreeMap<String, String>>) -> Option<ClusterRef> {
-    let labels = labels?;
+pub fn source_cluster(labels: impl Labelled) -> Option<ClusterRef> {
     let cluster_type = labels
-        .get(labels::CLUSTER_TYPE_LABEL)
-        .and_then(|t| api::v1beta1::ClusterType::parse(t))
+        .label(labels::CLUSTER_TYPE_LABEL)
+        .and_then(api::v1beta1::ClusterType::parse)
         .unwrap_or_default();
     Some(ClusterRef {
-        namespace: labels.get(labels::CLUSTER_NAMESPACE_LABEL)?.clone(),
-        name: labels.get(labels::CLUSTER_NAME_LABEL)?.clone(),
+        namespace: labels.label(labels::CLUSTER_NAMESPACE_LABEL)?.to_owned(),
+        name: labels.label(labels::CLUSTER_NAME_LABEL)?.to_owned(),
         cluster_type,
     })
 }
@@ -175,7 +176,7 @@ mod tests {
             let labels = identity_labels(&identity, &BTreeMap::new());
             assert_eq!(source_cluster(Some(&labels)), Some(cluster));
         }
-        assert_eq!(source_cluster(None), None);
+        assert_eq!(source_cluster(None::<&BTreeMap<String, String>>), None);
         let hand_written = BTreeMap::from([("app".to_owned(), "x".to_owned())]);
         assert_eq!(source_cluster(Some(&hand_written)), None);
     }

@@ -9,10 +9,12 @@ use api::labels::{
     SVELTOS_NAMESPACE, TEMPLATE_ANNOTATION, TEX_TEMPLATE_ANNOTATION,
 };
 use api::v1beta1::PolicyRef;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use serde_json::Value;
 
 use crate::identity::{generated_name, with_reference};
+use crate::kept::Meta;
+use crate::kept::config_map::KeptConfigMap;
 use crate::render::{Render, render_field};
 
 /// A ConfigMap or Secret referenced by an EventTrigger, as read from the management cluster.
@@ -34,13 +36,14 @@ pub struct Referenced {
 
 impl Referenced {
     /// A ConfigMap as templates read it.
-    pub fn from_config_map(object: &ConfigMap) -> Referenced {
+    pub fn from_config_map(object: &KeptConfigMap) -> Referenced {
+        let meta = &object.metadata;
         Referenced {
             kind: "ConfigMap".to_owned(),
-            namespace: object.metadata.namespace.clone().unwrap_or_default(),
-            name: object.metadata.name.clone().unwrap_or_default(),
-            annotations: object.metadata.annotations.clone().unwrap_or_default(),
-            data: object.data.clone().unwrap_or_default(),
+            namespace: meta.namespace().unwrap_or_default().to_owned(),
+            name: meta.name().to_owned(),
+            annotations: meta.annotations().to_map(),
+            data: object.data.to_map(),
             secret_type: None,
         }
     }

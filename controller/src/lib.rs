@@ -11,6 +11,7 @@ pub mod event_data;
 pub mod fleet;
 pub mod identity;
 pub mod instantiate;
+pub mod kept;
 pub mod leader;
 pub mod manager;
 pub mod memo;

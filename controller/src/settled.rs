@@ -4,9 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-use crate::memo::{Digest, digest};
+use crate::kept::{Meta, labels_digest};
+use crate::memo::Digest;
 
 /// What an object was when it was seen to hold what a pass wanted: while the cache shows the
 /// same, it still does.
@@ -45,18 +44,18 @@ impl Eq for Held {}
 
 impl Stamp {
     /// The stamp of a `kind` object as `meta` shows it.
-    pub fn of(kind: &str, meta: &ObjectMeta) -> Stamp {
+    pub fn of(kind: &str, meta: &impl Meta) -> Stamp {
         Stamp {
-            version: meta.resource_version.clone().unwrap_or_default(),
-            spec: (kind == "ClusterProfile").then(|| (meta.generation, digest(&meta.labels))),
+            version: meta.resource_version().unwrap_or_default().to_owned(),
+            spec: (kind == "ClusterProfile").then(|| (meta.generation(), labels_digest(meta))),
             held: Held::default(),
         }
     }
 
     /// Whether an object shown as `meta` is still what was stamped: the same version, or (a
     /// ClusterProfile) the same generation and labels, as after a status write.
-    pub fn holds(&self, meta: &ObjectMeta) -> bool {
-        let version = meta.resource_version.as_deref();
+    pub fn holds(&self, meta: &impl Meta) -> bool {
+        let version = meta.resource_version();
         if version == Some(self.version.as_str()) {
             return true;
         }
@@ -68,7 +67,7 @@ impl Stamp {
         if number.is_some_and(|n| self.held.0.load(Ordering::Relaxed) == n) {
             return true;
         }
-        let holds = spec == (meta.generation, digest(&meta.labels));
+        let holds = spec == (meta.generation(), labels_digest(meta));
         if let Some(n) = number.filter(|_| holds) {
             self.held.0.store(n, Ordering::Relaxed);
         }
@@ -104,6 +103,7 @@ impl Settled {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use std::collections::BTreeMap;
 
     fn meta(version: &str, generation: Option<i64>, label: &str) -> ObjectMeta {

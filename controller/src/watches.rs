@@ -16,12 +16,13 @@ use std::time::{Duration, Instant};
 
 use crate::fleet::{ClusterScope, Fleet};
 use crate::identity::ClusterRef;
+use crate::kept::config_map::KeptConfigMap;
 
 /// Watches shared by the components of one process. Clones share them.
 #[derive(Clone)]
 pub struct Watches {
-    /// Every ConfigMap.
-    pub config_maps: Shared<ConfigMap>,
+    /// Every ConfigMap, as its record.
+    pub config_maps: Shared<KeptConfigMap>,
     /// Every Secret.
     pub secrets: Shared<Secret>,
     /// Every ClusterProfile: the deployer deploys them all, the manager reads those it
@@ -50,7 +51,7 @@ impl Watches {
         };
         let fleet = Fleet::new(registry, scope).counting(sveltos_clusters.version());
         Watches {
-            config_maps: Shared::start(client, all()),
+            config_maps: Shared::start_as(client, all(), |c: ConfigMap| KeptConfigMap::from(c)),
             secrets: Shared::start(client, all()),
             profiles: Shared::start(client, all()),
             cluster_sets: Shared::start(client, all()),

@@ -34,8 +34,8 @@ use api::v1beta1::{
 };
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
-use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
+use k8s_openapi::api::core::v1::{ObjectReference, Secret};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Client, Resource};
@@ -46,6 +46,8 @@ use crate::engine::GoTemplates;
 use crate::fleet::{Cluster, Fleet, select};
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::{Lookup, Referenced};
+use crate::kept::Meta;
+use crate::kept::config_map::KeptConfigMap;
 use crate::manager::caches::referenced;
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
@@ -93,7 +95,7 @@ pub struct Caches {
     /// Sets (their status is kept here too).
     pub sets: Store<Set>,
     /// ConfigMaps (policyRefs content).
-    pub config_maps: Store<ConfigMap>,
+    pub config_maps: Store<KeptConfigMap>,
     /// Secrets (policyRefs content, kubeconfigs).
     pub secrets: Store<Secret>,
     /// ClusterSummaries (what the deployer reads of them): the record of what was deployed
@@ -203,11 +205,11 @@ pub async fn run(
     let mark_referring = {
         let caches = caches.clone();
         let queue = Arc::clone(&queue);
-        move |kind: &str, meta: &ObjectMeta| {
+        move |kind: &str, namespace: Option<&str>, name: &str| {
             let object = marks::Object {
                 kind,
-                namespace: meta.namespace.as_deref().unwrap_or_default(),
-                name: meta.name.as_deref().unwrap_or_default(),
+                namespace: namespace.unwrap_or_default(),
+                name,
             };
             let kubeconfig =
                 kind == "Secret" && caches.is_kubeconfig(object.namespace, object.name);
@@ -287,12 +289,17 @@ pub async fn run(
     let config_map_task = {
         let mark_referring = mark_referring.clone();
         config_map_events.for_each(move |c| {
-            mark_referring("ConfigMap", &c.metadata);
+            mark_referring("ConfigMap", c.metadata.namespace(), c.metadata.name());
             async {}
         })
     };
     let secret_task = secret_events.for_each(move |s| {
-        mark_referring("Secret", &s.metadata);
+        let meta = &s.metadata;
+        mark_referring(
+            "Secret",
+            meta.namespace.as_deref(),
+            meta.name.as_deref().unwrap_or_default(),
+        );
         async {}
     });
     let watches = async {

@@ -20,11 +20,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client};
 
 use crate::answer;
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::Generated;
+use crate::kept::{HasMeta, Labelled, Meta};
 use crate::manager::caches::{Caches, confirmation_key, generated_by};
 use crate::manager::owned::Object;
 use crate::plan::Plan;
@@ -116,21 +117,9 @@ fn untouched(cluster: Option<&ClusterRef>, plan: &Plan, scope: Scope, caches: &C
     })
 }
 
-fn labels_hold(
-    existing: Option<&BTreeMap<String, String>>,
-    wanted: &BTreeMap<String, String>,
-) -> bool {
-    wanted
-        .iter()
-        .all(|(k, v)| existing.and_then(|e| e.get(k)) == Some(v))
-}
-
-/// Whether a stored ConfigMap's data is the generated data (absent counts as empty).
-fn same_data(
-    current: Option<&BTreeMap<String, String>>,
-    wanted: &BTreeMap<String, String>,
-) -> bool {
-    current.map_or(wanted.is_empty(), |c| c == wanted)
+/// Whether `existing` has every wanted label (or annotation).
+fn labels_hold(existing: impl Labelled, wanted: &BTreeMap<String, String>) -> bool {
+    wanted.iter().all(|(k, v)| existing.label(k) == Some(v))
 }
 
 /// Whether a stored Secret's data is the generated data, as bytes.
@@ -150,7 +139,7 @@ fn same_bytes(
 /// Whether the cache holds `wanted` as object `kind`/`name` (`current`): known from an
 /// earlier pass while neither changed (same wanted object, same resourceVersion), else by
 /// `same`, whose answer is kept.
-fn holds<T: Any + Send + Sync, K: Resource>(
+fn holds<T: Any + Send + Sync, K: HasMeta>(
     caches: &Caches,
     (kind, name): (&str, &str),
     wanted: &Arc<T>,
@@ -158,18 +147,15 @@ fn holds<T: Any + Send + Sync, K: Resource>(
     same: impl FnOnce(&K) -> bool,
 ) -> bool {
     let key = confirmation_key(kind, name);
-    let version = current.and_then(|c| c.resource_version());
-    if version
-        .as_ref()
-        .is_some_and(|v| caches.is_confirmed(&key, wanted, v))
-    {
+    let version = current.and_then(|c| c.metadata().resource_version());
+    if version.is_some_and(|v| caches.is_confirmed(&key, wanted, v)) {
         return true;
     }
     let same = current.is_some_and(|c| same(c));
     let confirmed = current.filter(|_| same).map(|c| {
         (
             Arc::clone(wanted) as Arc<dyn Any + Send + Sync>,
-            Stamp::of(kind, c.meta()),
+            Stamp::of(kind, c.metadata()),
         )
     });
     caches.confirm(&key, confirmed);
@@ -268,7 +254,7 @@ fn generated_holds(caches: &Caches, generated: &Arc<Generated>) -> bool {
             ("ConfigMap", name),
             generated,
             current.as_ref(),
-            |c| same_data(c.data.as_ref(), &generated.data) && meta_holds(&c.metadata, generated),
+            |c| c.data.iter().eq(pairs(&generated.data)) && meta_holds(&c.metadata, generated),
         )
     }
 }
@@ -462,7 +448,7 @@ fn profile_holds(caches: &Caches, profile: &Arc<ClusterProfile>, name: &str) -> 
         |c| {
             c.spec == profile.spec
                 && labels_hold(
-                    c.metadata.labels.as_ref(),
+                    &c.metadata,
                     profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
                 )
         },
@@ -472,28 +458,43 @@ fn profile_holds(caches: &Caches, profile: &Arc<ClusterProfile>, name: &str) -> 
 /// The objects `trigger` generated that the caches hold, with their source clusters.
 fn cached_of(caches: &Caches, trigger: &str) -> Vec<(Option<ClusterRef>, Object)> {
     let mut found = Vec::new();
-    let mut add = |kind: &'static str, metadata: &ObjectMeta| {
-        let labels = metadata.labels.as_ref();
-        if generated_by(labels, trigger) {
-            let name = metadata.name.clone().unwrap_or_default();
-            found.push((source_cluster(labels), (kind, name)));
-        }
-    };
-    for profile in caches.profiles.state() {
-        add("ClusterProfile", &profile.metadata);
+    let found = &mut found;
+    let profiles = caches.profiles.state();
+    generated_of(
+        found,
+        trigger,
+        "ClusterProfile",
+        profiles.iter().map(|p| &p.metadata),
+    );
+    let config_maps = caches.config_maps.state();
+    generated_of(
+        found,
+        trigger,
+        "ConfigMap",
+        config_maps.iter().map(|c| &c.metadata),
+    );
+    let secrets = caches.secrets.state();
+    generated_of(
+        found,
+        trigger,
+        "Secret",
+        secrets.iter().map(|s| &s.metadata),
+    );
+    std::mem::take(found)
+}
+
+/// Adds to `found` the `kind` objects among `metas` that `trigger` generated (ConfigMaps and
+/// Secrets in Sveltos' namespace only, where generated ones live).
+fn generated_of<'a, M: Meta + 'a>(
+    found: &mut Vec<(Option<ClusterRef>, Object)>,
+    trigger: &str,
+    kind: &'static str,
+    metas: impl Iterator<Item = &'a M>,
+) {
+    let place = |meta: &M| kind == "ClusterProfile" || meta.namespace() == Some(SVELTOS_NAMESPACE);
+    for meta in metas.filter(|meta| place(meta) && generated_by(meta, trigger)) {
+        found.push((source_cluster(meta), (kind, meta.name().to_owned())));
     }
-    let ours = |metadata: &ObjectMeta| metadata.namespace.as_deref() == Some(SVELTOS_NAMESPACE);
-    for config_map in caches.config_maps.state() {
-        if ours(&config_map.metadata) {
-            add("ConfigMap", &config_map.metadata);
-        }
-    }
-    for secret in caches.secrets.state() {
-        if ours(&secret.metadata) {
-            add("Secret", &secret.metadata);
-        }
-    }
-    found
 }
 
 /// The objects `trigger` generated in the clusters of `scope` that the plan does not want:
@@ -597,9 +598,14 @@ where
     }
 }
 
-fn meta_holds(metadata: &ObjectMeta, generated: &Generated) -> bool {
-    labels_hold(metadata.labels.as_ref(), &generated.labels)
-        && labels_hold(metadata.annotations.as_ref(), &generated.annotations)
+fn meta_holds(metadata: &impl Meta, generated: &Generated) -> bool {
+    labels_hold(metadata, &generated.labels)
+        && labels_hold(metadata.annotations(), &generated.annotations)
+}
+
+/// The pairs of `map` as borrowed strings.
+fn pairs(map: &BTreeMap<String, String>) -> impl Iterator<Item = (&str, &str)> {
+    map.iter().map(|(k, v)| (k.as_str(), v.as_str()))
 }
 
 fn metadata(generated: &Generated) -> ObjectMeta {
@@ -638,11 +644,10 @@ pub fn secret(generated: &Generated) -> Secret {
 }
 
 /// Whether an agent source list belongs to a cluster another shard's manager handles.
-fn list_of_other_shard(caches: &Caches, metadata: &ObjectMeta) -> bool {
-    let name = metadata.name.as_deref().unwrap_or_default();
-    agent_sources_cluster(name).is_some_and(|(cluster, cluster_type)| {
+fn list_of_other_shard(caches: &Caches, metadata: &impl Meta) -> bool {
+    agent_sources_cluster(metadata.name()).is_some_and(|(cluster, cluster_type)| {
         caches.fleet.handled_elsewhere(&ClusterRef {
-            namespace: metadata.namespace.clone().unwrap_or_default(),
+            namespace: metadata.namespace().unwrap_or_default().to_owned(),
             name: cluster.to_owned(),
             cluster_type,
         })
@@ -688,21 +693,14 @@ pub(super) async fn source_lists(
         }
         None => {
             for existing in caches.config_maps.state() {
-                let labelled = existing
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL));
-                let ours = labelled
-                    && existing
-                        .data
-                        .iter()
-                        .flatten()
-                        .any(|(key, source)| *key == agent_sources_key(trigger, source));
-                if ours && !list_of_other_shard(caches, &existing.metadata) {
+                let meta = &existing.metadata;
+                let ours = meta.label(AGENT_SOURCES_LABEL).is_some()
+                    && (existing.data.iter())
+                        .any(|(key, source)| key == agent_sources_key(trigger, source));
+                if ours && !list_of_other_shard(caches, meta) {
                     own_list(
-                        existing.metadata.namespace.clone().unwrap_or_default(),
-                        existing.metadata.name.clone().unwrap_or_default(),
+                        meta.namespace().unwrap_or_default().to_owned(),
+                        meta.name().to_owned(),
                     );
                 }
             }
@@ -721,7 +719,7 @@ pub(super) async fn source_lists(
             let (current_entries, others): (BTreeMap<String, String>, BTreeMap<String, String>) =
                 current
                     .as_ref()
-                    .and_then(|c| c.data.clone())
+                    .map(|c| c.data.to_map())
                     .unwrap_or_default()
                     .into_iter()
                     .partition(|(key, source)| *key == agent_sources_key(trigger, source));

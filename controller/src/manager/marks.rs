@@ -1,7 +1,7 @@
 //! What each watch event asks of the manager: which triggers to plan again. Pure functions
 //! of the event and what the caches say; `start_watches` marks the answer in the queue.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use api::labels::{AGENT_SOURCES_LABEL, EVENT_SOURCE_NAME_LABEL, EVENT_TRIGGER_NAME_LABEL};
 use api::secret_data::SECRET_DATA_LABEL;
@@ -9,6 +9,7 @@ use api::v1beta1::{EventReport, EventTrigger};
 use kube::api::ObjectMeta;
 
 use crate::identity::ClusterRef;
+use crate::kept::{Labelled, Meta};
 use crate::memo::{Digest, digest};
 use crate::queue;
 
@@ -100,9 +101,9 @@ pub enum Work {
 }
 
 /// The trigger `labels` name as the generator of an object, if any.
-pub fn owner(labels: Option<&BTreeMap<String, String>>) -> Work {
-    match labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL)) {
-        Some(trigger) => Work::Trigger(trigger.clone()),
+pub fn owner(labels: impl Labelled) -> Work {
+    match labels.label(EVENT_TRIGGER_NAME_LABEL) {
+        Some(trigger) => Work::Trigger(trigger.to_owned()),
         None => Work::Nothing,
     }
 }
@@ -197,13 +198,12 @@ impl Planned {
 /// The work of a ConfigMap or Secret that is not a report's companion: a generated one
 /// belongs to its trigger, an agent source list to none, any other may be referenced by any
 /// trigger. `echo`: the event is the echo of the manager's own write.
-pub fn config_object(meta: &ObjectMeta, echo: bool) -> Work {
-    let labels = meta.labels.as_ref();
+pub fn config_object(meta: &impl Meta, echo: bool) -> Work {
     if echo {
         Work::Nothing
-    } else if labels.is_some_and(|l| l.contains_key(EVENT_TRIGGER_NAME_LABEL)) {
-        owner(labels)
-    } else if labels.is_some_and(|l| l.contains_key(AGENT_SOURCES_LABEL)) {
+    } else if meta.label(EVENT_TRIGGER_NAME_LABEL).is_some() {
+        owner(meta)
+    } else if meta.label(AGENT_SOURCES_LABEL).is_some() {
         Work::Nothing
     } else {
         Work::Referenced
@@ -223,18 +223,15 @@ pub fn companion_source(meta: &ObjectMeta) -> Option<Work> {
 
 /// The work of a generated ClusterProfile's event: its trigger's, unless it is the echo of
 /// the manager's own write (or of the deployer's status write, which leaves the generation).
-pub fn profile(meta: &ObjectMeta, echo: bool) -> Work {
-    if echo {
-        Work::Nothing
-    } else {
-        owner(meta.labels.as_ref())
-    }
+pub fn profile(meta: &impl Meta, echo: bool) -> Work {
+    if echo { Work::Nothing } else { owner(meta) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeMap;
 
     fn meta(labels: serde_json::Value) -> ObjectMeta {
         serde_json::from_value(json!({"name": "x", "namespace": "ns", "labels": labels})).unwrap()

@@ -28,9 +28,10 @@ use kube::api::PostParams;
 use kube::runtime::events::Recorder;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource};
+use kube::{Api, Client};
 
 use crate::engine::GoTemplates;
+use crate::kept::Meta;
 use crate::queue::{Queue, Retries};
 use crate::serve::Telemetry;
 use crate::watches::Watches;
@@ -236,9 +237,9 @@ fn start_watches(
     // labels edited away) is that trigger's work too, as the watch no longer shows it as the
     // trigger's. Before `is_echo`, which lets the record of the manager's own write go.
     let saw_generated = {
-        let (mark, caches) = (mark.clone(), caches.clone());
-        move |kind: &'static str, meta: &kube::api::ObjectMeta, present: bool| {
-            if let Some(trigger) = caches.saw_generated(kind, meta, present) {
+        let mark = mark.clone();
+        move |left: Option<String>| {
+            if let Some(trigger) = left {
                 mark(Work::Trigger(trigger));
             }
         }
@@ -246,9 +247,9 @@ fn start_watches(
     let config_map_task = {
         let (mark, caches, saw) = (mark.clone(), caches.clone(), saw_generated.clone());
         config_map_events.for_each(move |c| {
-            let version = c.metadata.resource_version.as_deref();
+            let version = c.metadata.resource_version();
             let present = cached(&caches.config_maps, &c.metadata);
-            saw("ConfigMap", &c.metadata, present);
+            saw(caches.saw_generated("ConfigMap", &c.metadata, present));
             let echo = caches.is_echo("ConfigMap", &c.metadata, present, version);
             mark(marks::config_object(&c.metadata, echo));
             async {}
@@ -260,7 +261,7 @@ fn start_watches(
             let work = marks::companion_source(&s.metadata).unwrap_or_else(|| {
                 let version = s.metadata.resource_version.as_deref();
                 let present = cached(&caches.secrets, &s.metadata);
-                saw("Secret", &s.metadata, present);
+                saw(caches.saw_generated("Secret", &s.metadata, present));
                 let echo = caches.is_echo("Secret", &s.metadata, present, version);
                 marks::config_object(&s.metadata, echo)
             });
@@ -272,7 +273,7 @@ fn start_watches(
         let (caches, saw) = (caches.clone(), saw_generated);
         profile_events.for_each(move |p| {
             let present = cached(&caches.profiles, &p.metadata);
-            saw("ClusterProfile", &p.metadata, present);
+            saw(caches.saw_generated("ClusterProfile", &p.metadata, present));
             let generation = p.metadata.generation.map(|g| g.to_string());
             let echo = caches.is_echo(
                 "ClusterProfile",
@@ -299,12 +300,12 @@ fn start_watches(
 }
 
 /// Whether `store` holds the object `meta` names.
-fn cached<K>(store: &kube::runtime::reflector::Store<K>, meta: &kube::api::ObjectMeta) -> bool
+fn cached<K>(store: &kube::runtime::reflector::Store<K>, meta: &impl Meta) -> bool
 where
-    K: Resource<DynamicType = ()> + Clone,
+    K: kube::runtime::reflector::Lookup<DynamicType = ()> + Clone,
 {
-    let mut object = ObjectRef::new(meta.name.as_deref().unwrap_or_default());
-    if let Some(namespace) = &meta.namespace {
+    let mut object = ObjectRef::new(meta.name());
+    if let Some(namespace) = meta.namespace() {
         object = object.within(namespace);
     }
     store.get(&object).is_some()

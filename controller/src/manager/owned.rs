@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
 
 use crate::identity::{ClusterRef, source_cluster};
+use crate::kept::Labelled;
 
 /// A generated object: its kind (`ClusterProfile`, `ConfigMap` or `Secret`) and name.
 pub type Object = (&'static str, String);
@@ -26,15 +27,10 @@ impl Owned {
     /// Records what a watch event shows of generated object `object`: `labels` while the
     /// cache holds it (`present`), else that it is gone. Returns the trigger it belonged to
     /// when it no longer does (gone, or its labels name another trigger or none).
-    pub fn seen(
-        &mut self,
-        object: Object,
-        labels: Option<&BTreeMap<String, String>>,
-        present: bool,
-    ) -> Option<String> {
-        let trigger = labels.and_then(|l| l.get(EVENT_TRIGGER_NAME_LABEL));
-        let owner = match (trigger, source_cluster(labels)) {
-            (Some(trigger), Some(cluster)) if present => Some((trigger.clone(), cluster)),
+    pub fn seen(&mut self, object: Object, labels: impl Labelled, present: bool) -> Option<String> {
+        let trigger = labels.label(EVENT_TRIGGER_NAME_LABEL);
+        let owner = match (trigger, source_cluster(&labels)) {
+            (Some(trigger), Some(cluster)) if present => Some((trigger.to_owned(), cluster)),
             _ => None,
         };
         if self.owners.get(&object) == owner.as_ref() {

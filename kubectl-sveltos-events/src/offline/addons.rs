@@ -197,7 +197,7 @@ fn as_referenced(object: &Value) -> Option<Referenced> {
     match (group, kind) {
         ("", "ConfigMap") => serde_json::from_value::<ConfigMap>(object.clone())
             .ok()
-            .map(|c| Referenced::from_config_map(&c)),
+            .map(|c| Referenced::from_config_map(&c.into())),
         ("", "Secret") => serde_json::from_value::<Secret>(object.clone())
             .ok()
             .map(|s| Referenced::from_secret(&s)),

@@ -217,7 +217,7 @@ fn sort(
 fn referenced(object: &Value) -> anyhow::Result<Referenced> {
     Ok(match agent::select::gvk(object).2 {
         "Secret" => Referenced::from_secret(&typed::<Secret>(object)?),
-        _ => Referenced::from_config_map(&typed::<ConfigMap>(object)?),
+        _ => Referenced::from_config_map(&typed::<ConfigMap>(object)?.into()),
     })
 }
 

@@ -1,0 +1,95 @@
+//! The record of a ConfigMap: its metadata and data (templates and policies read the data,
+//! the manager its labels and versions). Binary data is not kept: nothing reads it.
+
+use std::borrow::Cow;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::runtime::reflector::Lookup;
+
+use super::{HasMeta, KeptMeta, Meta, Texts};
+
+/// What the controllers keep of a ConfigMap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptConfigMap {
+    /// Its metadata.
+    pub metadata: KeptMeta,
+    /// Its data.
+    pub data: Texts,
+}
+
+impl From<ConfigMap> for KeptConfigMap {
+    fn from(object: ConfigMap) -> Self {
+        KeptConfigMap {
+            metadata: object.metadata.into(),
+            data: Texts::new(object.data, Into::into),
+        }
+    }
+}
+
+impl HasMeta for KeptConfigMap {
+    type Meta = KeptMeta;
+
+    fn metadata(&self) -> &KeptMeta {
+        &self.metadata
+    }
+}
+
+impl Lookup for KeptConfigMap {
+    type DynamicType = ();
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "ConfigMap".into()
+    }
+
+    fn group(_: &()) -> Cow<'_, str> {
+        "".into()
+    }
+
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1".into()
+    }
+
+    fn plural(_: &()) -> Cow<'_, str> {
+        "configmaps".into()
+    }
+
+    fn name(&self) -> Option<Cow<'_, str>> {
+        Some(self.metadata.name().into())
+    }
+
+    fn namespace(&self) -> Option<Cow<'_, str>> {
+        self.metadata.namespace().map(Into::into)
+    }
+
+    fn resource_version(&self) -> Option<Cow<'_, str>> {
+        self.metadata.resource_version().map(Into::into)
+    }
+
+    fn uid(&self) -> Option<Cow<'_, str>> {
+        self.metadata.uid().map(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kept::Labelled;
+    use kube::runtime::reflector::ObjectRef;
+
+    #[test]
+    fn a_kept_config_map_has_its_place_labels_and_data() {
+        let object: ConfigMap = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c", "namespace": "n", "resourceVersion": "4",
+                         "labels": {"l": "v"}},
+            "data": {"b": "2", "a": "1"},
+            "binaryData": {"x": "AA=="}
+        }))
+        .unwrap();
+        let kept = KeptConfigMap::from(object.clone());
+        assert_eq!(ObjectRef::from_obj(&kept), ObjectRef::new("c").within("n"));
+        assert_eq!(kept.metadata.label("l"), Some("v"));
+        assert_eq!(Some(kept.data.to_map()), object.data);
+        assert_eq!(kept.data.get("a"), Some("1"));
+        assert_eq!(Lookup::resource_version(&kept).as_deref(), Some("4"));
+    }
+}

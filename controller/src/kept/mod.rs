@@ -1,0 +1,313 @@
+//! Compact records of watched objects: what the controllers read of each, kept instead of the
+//! object. A fleet's generated objects number in the hundreds of thousands and repeat the same
+//! long label keys and values (trigger, cluster, source), which each decoded object would
+//! hold in its own strings and its own B-tree nodes; a record shares them (see [`intern`]).
+
+pub mod config_map;
+pub mod symbols;
+
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+use std::sync::Arc;
+
+use kube::api::ObjectMeta;
+
+use crate::memo::{Digest, hasher};
+pub use symbols::intern;
+
+/// Labels (or annotations), however they are kept: an object's, or a map of them.
+pub trait Labelled {
+    /// The value of `key`.
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl Labelled for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
+impl<T: Labelled> Labelled for Option<T> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.as_ref()?.label(key)
+    }
+}
+
+impl<T: Labelled + ?Sized> Labelled for &T {
+    fn label(&self, key: &str) -> Option<&str> {
+        (**self).label(key)
+    }
+}
+
+impl<V: AsRef<str>> Labelled for Pairs<V> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key)
+    }
+}
+
+/// What the controllers read of an object's metadata, however it is kept.
+pub trait Meta: Labelled {
+    /// Its name (empty if none).
+    fn name(&self) -> &str;
+    /// Its namespace, if namespaced.
+    fn namespace(&self) -> Option<&str>;
+    /// Its resourceVersion.
+    fn resource_version(&self) -> Option<&str>;
+    /// Its generation.
+    fn generation(&self) -> Option<i64>;
+    /// Its labels, ordered by key.
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)>;
+    /// Its annotations.
+    fn annotations(&self) -> impl Labelled + '_;
+}
+
+impl Meta for ObjectMeta {
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or_default()
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+
+    fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        (self.labels.iter().flatten()).map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    fn annotations(&self) -> impl Labelled + '_ {
+        self.annotations.as_ref()
+    }
+}
+
+impl Labelled for ObjectMeta {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.labels.label(key)
+    }
+}
+
+/// An object or a record, and its metadata.
+pub trait HasMeta {
+    /// How its metadata is kept.
+    type Meta: Meta;
+    /// Its metadata.
+    fn metadata(&self) -> &Self::Meta;
+}
+
+impl<K: kube::Resource> HasMeta for K {
+    type Meta = ObjectMeta;
+
+    fn metadata(&self) -> &ObjectMeta {
+        self.meta()
+    }
+}
+
+/// A digest of the labels of `meta` (no labels and empty labels are the same).
+pub fn labels_digest(meta: &impl Meta) -> Digest {
+    let mut hasher = hasher();
+    for (key, value) in meta.labels() {
+        hasher.write(key.as_bytes());
+        hasher.write_u8(0xff);
+        hasher.write(value.as_bytes());
+        hasher.write_u8(0xff);
+    }
+    hasher.finish()
+}
+
+/// Key/value pairs ordered by key, the keys shared (see [`intern`]): labels (whose values
+/// are shared too), annotations, a ConfigMap's data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pairs<V>(Box<[(Arc<str>, V)]>);
+
+impl<V> Default for Pairs<V> {
+    fn default() -> Self {
+        Pairs(Box::default())
+    }
+}
+
+impl<V: AsRef<str>> Pairs<V> {
+    /// The pairs of `map`, each value made by `value`.
+    pub fn new(map: Option<BTreeMap<String, String>>, value: impl Fn(String) -> V) -> Self {
+        let pairs = map.into_iter().flatten();
+        Pairs(pairs.map(|(k, v)| (intern(&k), value(v))).collect())
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let found = self.0.binary_search_by(|(k, _)| k.as_ref().cmp(key)).ok()?;
+        Some(self.0[found].1.as_ref())
+    }
+
+    /// The pairs, ordered by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The pairs as a map of owned strings, as the API types hold them.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+}
+
+/// Labels: keys and values shared.
+pub type Labels = Pairs<Arc<str>>;
+
+/// Annotations or data: keys shared, values each their own.
+pub type Texts = Pairs<Box<str>>;
+
+/// The metadata a record keeps: place, versions, labels and annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptMeta {
+    name: Box<str>,
+    namespace: Option<Arc<str>>,
+    resource_version: Option<Box<str>>,
+    uid: Option<Box<str>>,
+    generation: Option<i64>,
+    labels: Labels,
+    annotations: Texts,
+}
+
+impl From<ObjectMeta> for KeptMeta {
+    fn from(meta: ObjectMeta) -> Self {
+        KeptMeta {
+            name: meta.name.unwrap_or_default().into(),
+            namespace: meta.namespace.as_deref().map(intern),
+            resource_version: meta.resource_version.map(Into::into),
+            uid: meta.uid.map(Into::into),
+            generation: meta.generation,
+            labels: Pairs::new(meta.labels, |v| intern(&v)),
+            annotations: Pairs::new(meta.annotations, Into::into),
+        }
+    }
+}
+
+impl KeptMeta {
+    /// Its uid.
+    pub fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+
+    /// Its annotations.
+    pub fn annotations(&self) -> &Texts {
+        &self.annotations
+    }
+
+    /// The metadata as the API types hold it (no managedFields, owners or timestamps: a
+    /// record does not keep them).
+    pub fn to_object_meta(&self) -> ObjectMeta {
+        let map = |pairs: BTreeMap<String, String>| (!pairs.is_empty()).then_some(pairs);
+        ObjectMeta {
+            name: Some(self.name.to_string()),
+            namespace: self.namespace.as_deref().map(str::to_owned),
+            resource_version: self.resource_version.as_deref().map(str::to_owned),
+            uid: self.uid.as_deref().map(str::to_owned),
+            generation: self.generation,
+            labels: map(self.labels.to_map()),
+            annotations: map(self.annotations.to_map()),
+            ..ObjectMeta::default()
+        }
+    }
+}
+
+impl Meta for KeptMeta {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+
+    fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.labels.iter()
+    }
+
+    fn annotations(&self) -> impl Labelled + '_ {
+        &self.annotations
+    }
+}
+
+impl Labelled for KeptMeta {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(value: serde_json::Value) -> ObjectMeta {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn kept_metadata_reads_as_the_objects_did() {
+        let object = meta(json!({
+            "name": "a", "namespace": "projectsveltos", "resourceVersion": "7", "uid": "u",
+            "generation": 3, "labels": {"z": "1", "a": "2", "m": "3"},
+            "annotations": {"note": "long text"},
+            "managedFields": [{"manager": "m"}]
+        }));
+        let kept = KeptMeta::from(object.clone());
+        assert_eq!(kept.name(), "a");
+        assert_eq!(kept.namespace(), Some("projectsveltos"));
+        assert_eq!(kept.resource_version(), Some("7"));
+        assert_eq!(kept.generation(), Some(3));
+        assert_eq!(kept.uid(), Some("u"));
+        for key in ["a", "m", "z", "b"] {
+            assert_eq!(kept.label(key), object.label(key), "{key}");
+        }
+        assert!(kept.labels().eq(object.labels()));
+        assert_eq!(kept.annotations().label("note"), Some("long text"));
+        assert_eq!(Meta::annotations(&kept).label("other"), None);
+        assert_eq!(labels_digest(&kept), labels_digest(&object));
+        let back = kept.to_object_meta();
+        assert_eq!(back.labels, object.labels);
+        assert_eq!(back.annotations, object.annotations);
+        assert_eq!(back.managed_fields, None);
+    }
+
+    #[test]
+    fn a_labels_digest_tells_keys_from_values_and_no_labels_from_empty_ones_not() {
+        let digest = |labels: serde_json::Value| labels_digest(&meta(json!({"labels": labels})));
+        assert_eq!(digest(json!({})), labels_digest(&ObjectMeta::default()));
+        assert_ne!(digest(json!({"ab": "c"})), digest(json!({"a": "bc"})));
+        assert_ne!(digest(json!({"a": "b"})), digest(json!({"a": "c"})));
+    }
+
+    #[test]
+    fn records_share_label_keys_and_values() {
+        let labels = json!({"eventtrigger.lib.projectsveltos.io/eventtriggername": "t"});
+        let one = KeptMeta::from(meta(json!({"name": "1", "labels": labels})));
+        let two = KeptMeta::from(meta(json!({"name": "2", "labels": labels})));
+        let (a, b) = (&one.labels.0[0], &two.labels.0[0]);
+        assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.1, &b.1));
+    }
+}
