@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crate::fleet::{ClusterScope, Fleet};
 use crate::identity::ClusterRef;
 use crate::kept::config_map::KeptConfigMap;
+use crate::kept::profile::KeptProfile;
 
 /// Watches shared by the components of one process. Clones share them.
 #[derive(Clone)]
@@ -25,9 +26,9 @@ pub struct Watches {
     pub config_maps: Shared<KeptConfigMap>,
     /// Every Secret.
     pub secrets: Shared<Secret>,
-    /// Every ClusterProfile: the deployer deploys them all, the manager reads those it
-    /// generated.
-    pub profiles: Shared<ClusterProfile>,
+    /// Every ClusterProfile, as its record: the deployer deploys them all, the manager reads
+    /// those it generated.
+    pub profiles: Shared<KeptProfile>,
     /// Every ClusterSet.
     pub cluster_sets: Shared<ClusterSet>,
     /// Every SveltosCluster.
@@ -53,7 +54,7 @@ impl Watches {
         Watches {
             config_maps: Shared::start_as(client, all(), |c: ConfigMap| KeptConfigMap::from(c)),
             secrets: Shared::start(client, all()),
-            profiles: Shared::start(client, all()),
+            profiles: Shared::start_as(client, all(), |p: ClusterProfile| KeptProfile::from(p)),
             cluster_sets: Shared::start(client, all()),
             sveltos_clusters,
             fleet,

@@ -8,11 +8,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::slice;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use api::v1beta1::{ClusterProfile, ClusterProfileSpec};
+use api::v1beta1::ClusterProfileSpec;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
 
 use super::summaries::Summary;
+use crate::kept::Meta;
+use crate::kept::profile::KeptProfile;
 
 /// Takes a lock whatever a panicking holder left: every index's maps are whole between
 /// statements, so what it holds is still right.
@@ -154,8 +156,9 @@ fn names(spec: &ClusterProfileSpec) -> (Vec<Named>, bool) {
 }
 
 impl References {
-    /// Indexes profile `name` as `now` names things (`None`: it is gone).
-    fn reindex(&mut self, name: &str, now: Option<&ClusterProfile>) {
+    /// Indexes profile `name` as its spec `now` names things (`None`: it is gone; a spec
+    /// that cannot be read may name anything).
+    fn reindex(&mut self, name: &str, now: Option<&serde_json::Result<ClusterProfileSpec>>) {
         for key in self.named.remove(name).unwrap_or_default() {
             if let Some(profiles) = self.exact.get_mut(&key) {
                 profiles.remove(name);
@@ -165,10 +168,10 @@ impl References {
             }
         }
         self.templated.remove(name);
-        let Some(profile) = now else {
+        let Some(spec) = now else {
             return;
         };
-        let (keys, templated) = names(&profile.spec);
+        let (keys, templated) = spec.as_ref().map_or_else(|_| (Vec::new(), true), names);
         for key in &keys {
             let profiles = self.exact.entry(key.clone()).or_default();
             profiles.insert(name.to_owned());
@@ -183,10 +186,10 @@ impl References {
 impl ByReference {
     /// Follows a profile the store shows changed: indexed as the store holds it now, or
     /// forgotten when the store no longer does.
-    pub fn follow(&self, changed: &ClusterProfile, store: &Store<ClusterProfile>) {
-        let name = changed.metadata.name.as_deref().unwrap_or_default();
-        let now = store.get(&ObjectRef::new(name));
-        lock(&self.0).reindex(name, now.as_deref());
+    pub fn follow(&self, changed: &KeptProfile, store: &Store<KeptProfile>) {
+        let name = changed.metadata.name();
+        let now = store.get(&ObjectRef::new(name)).map(|p| p.spec());
+        lock(&self.0).reindex(name, now.as_ref());
     }
 
     /// The profiles that may read the `kind` object named `name` (in some namespace).
@@ -203,6 +206,7 @@ impl ByReference {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use api::v1beta1::ClusterProfile;
     use kube::runtime::reflector::store;
 
     fn summary(namespace: &str, name: &str, profile: &str) -> Summary {
@@ -297,21 +301,22 @@ mod tests {
         assert!(lock(&index.0).get("b").is_none());
     }
 
-    fn profile(name: &str, spec: serde_json::Value) -> ClusterProfile {
-        serde_json::from_value(serde_json::json!({
+    fn profile(name: &str, spec: serde_json::Value) -> KeptProfile {
+        let object: ClusterProfile = serde_json::from_value(serde_json::json!({
             "apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
             "metadata": {"name": name}, "spec": spec
         }))
-        .unwrap()
+        .unwrap();
+        object.into()
     }
 
     #[test]
     fn profiles_are_found_by_what_they_name_and_templates_by_anything() {
-        let (reader, mut writer) = store::<ClusterProfile>();
+        let (reader, mut writer) = store::<KeptProfile>();
         let index = ByReference::default();
         // As the shared watch passes them on: the objects each event settled in the store.
         let mut settled = clusters::watch::Settled::default();
-        let mut send = |event: Event<ClusterProfile>| {
+        let mut send = |event: Event<KeptProfile>| {
             writer.apply_watcher_event(&event);
             for profile in settled.take(event, &reader) {
                 index.follow(&profile, &reader);

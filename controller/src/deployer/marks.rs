@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use api::selector;
-use api::v1beta1::{ClusterProfile, ClusterProfileSpec};
+use api::v1beta1::ClusterProfileSpec;
 
 use super::summaries::Summary;
 use crate::identity::ClusterRef;
+use crate::kept::Meta;
+use crate::kept::profile::KeptProfile;
 
 /// A ConfigMap or Secret that changed.
 pub struct Object<'a> {
@@ -21,10 +22,8 @@ pub struct Object<'a> {
 
 /// Every profile, and every profile gone that still has summaries to withdraw (a cluster or a
 /// set changed: any of them may now match other clusters).
-pub fn every(profiles: &[Arc<ClusterProfile>], summaries: &[Arc<Summary>]) -> Vec<String> {
-    let names = profiles
-        .iter()
-        .map(|p| p.metadata.name.clone().unwrap_or_default());
+pub fn every(profiles: &[Arc<KeptProfile>], summaries: &[Arc<Summary>]) -> Vec<String> {
+    let names = profiles.iter().map(|p| p.metadata.name().to_owned());
     names
         .chain(summaries.iter().map(|s| s.profile.clone()))
         .collect()
@@ -37,22 +36,17 @@ pub fn every(profiles: &[Arc<ClusterProfile>], summaries: &[Arc<Summary>]) -> Ve
 /// kept the deployer re-applying what it had deployed.
 pub fn of_cluster(
     cluster: &ClusterRef,
-    profiles: &[Arc<ClusterProfile>],
+    profiles: &[Arc<KeptProfile>],
     summaries: &[Arc<Summary>],
 ) -> Vec<String> {
-    let concerned = |spec: &ClusterProfileSpec| {
-        !selector::is_empty(&spec.cluster_selector)
-            || !spec.set_refs.is_empty()
-            || spec
-                .cluster_refs
-                .iter()
-                .filter_map(ClusterRef::from_reference)
-                .any(|named| named == *cluster)
+    let concerned = |p: &KeptProfile| {
+        let reach = p.reach();
+        reach.selects || reach.named.contains(cluster)
     };
     let names = profiles
         .iter()
-        .filter(|p| concerned(&p.spec))
-        .map(|p| p.metadata.name.clone().unwrap_or_default());
+        .filter(|p| concerned(p))
+        .map(|p| p.metadata.name().to_owned());
     let deployed = summaries
         .iter()
         .filter(|s| s.cluster == *cluster)
@@ -66,12 +60,18 @@ pub fn of_cluster(
 pub fn referring(
     object: &Object<'_>,
     kubeconfig: bool,
-    candidates: &[Arc<ClusterProfile>],
+    candidates: &[Arc<KeptProfile>],
 ) -> Vec<String> {
+    // A spec that cannot be read (see `KeptProfile::spec`) is marked: its pass tells why.
+    let refers = |p: &KeptProfile| {
+        (p.spec()).map_or(true, |spec| {
+            refers_to(&spec, object.kind, object.namespace, object.name)
+        })
+    };
     candidates
         .iter()
-        .filter(|p| kubeconfig || refers_to(&p.spec, object.kind, object.namespace, object.name))
-        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .filter(|p| kubeconfig || refers(p))
+        .map(|p| p.metadata.name().to_owned())
         .collect()
 }
 
@@ -105,10 +105,9 @@ mod tests {
         serde_json::from_value(value).unwrap_or_else(|e| panic!("bad test spec: {e}"))
     }
 
-    fn profile(name: &str, value: Value) -> Arc<ClusterProfile> {
-        let mut profile = ClusterProfile::new(name, spec(value));
-        profile.metadata.name = Some(name.to_owned());
-        Arc::new(profile)
+    fn profile(name: &str, value: Value) -> Arc<KeptProfile> {
+        let profile = api::v1beta1::ClusterProfile::new(name, spec(value));
+        Arc::new(KeptProfile::from(profile))
     }
 
     /// A summary of `profile` in Sveltos cluster `ns/cluster`.

@@ -46,8 +46,9 @@ use crate::engine::GoTemplates;
 use crate::fleet::{Cluster, Fleet, select};
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::{Lookup, Referenced};
-use crate::kept::Meta;
 use crate::kept::config_map::KeptConfigMap;
+use crate::kept::profile::KeptProfile;
+use crate::kept::{Labelled, Meta};
 use crate::manager::caches::referenced;
 use crate::queue::{Pass, Queue, Retries};
 use crate::serve::Telemetry;
@@ -81,13 +82,16 @@ pub enum DeployerError {
     /// A ClusterSummary's recorded profile spec cannot be read back.
     #[error("a ClusterSummary's recorded profile spec cannot be read: {0}")]
     Record(serde_json::Error),
+    /// The kept ClusterProfile cannot be read back (see `KeptProfile`).
+    #[error("the kept ClusterProfile cannot be read back: {0}")]
+    Kept(serde_json::Error),
 }
 
 /// Reflector stores of everything the deployer reads in the management cluster.
 #[derive(Clone)]
 pub struct Caches {
-    /// Every ClusterProfile (generated or written by hand).
-    pub profiles: Store<ClusterProfile>,
+    /// Every ClusterProfile (generated or written by hand), as its record.
+    pub profiles: Store<KeptProfile>,
     /// Registered clusters and the scope this deployer handles.
     pub fleet: Fleet,
     /// ClusterSets (profiles' `setRefs`).
@@ -142,12 +146,10 @@ pub fn report_name(profile: &str, cluster_type: &str, name: &str) -> String {
     format!("{profile}--{cluster_type}--{name}")
 }
 
-fn paused(profile: &ClusterProfile) -> bool {
-    profile
-        .metadata
-        .annotations
-        .as_ref()
-        .is_some_and(|a| a.contains_key(PROFILE_PAUSED_ANNOTATION))
+fn paused(profile: &KeptProfile) -> bool {
+    (profile.metadata.annotations())
+        .label(PROFILE_PAUSED_ANNOTATION)
+        .is_some()
 }
 
 /// Kinds as [`Echoes`] names them.
@@ -213,7 +215,7 @@ pub async fn run(
             };
             let kubeconfig =
                 kind == "Secret" && caches.is_kubeconfig(object.namespace, object.name);
-            let candidates: Vec<Arc<ClusterProfile>> = if kubeconfig {
+            let candidates: Vec<Arc<KeptProfile>> = if kubeconfig {
                 caches.profiles.state()
             } else {
                 let names = caches.by_reference.candidates(kind, object.name);
@@ -233,15 +235,12 @@ pub async fn run(
         profile_events.for_each(move |profile| {
             caches.by_reference.follow(&profile, &caches.profiles);
             let meta = &profile.metadata;
-            let place = (
-                meta.namespace.as_deref().unwrap_or_default(),
-                meta.name.as_deref().unwrap_or_default(),
-            );
+            let place = (meta.namespace().unwrap_or_default(), meta.name());
             if !caches
                 .echoes
-                .is_echo(PROFILE, place, meta.resource_version.as_deref())
+                .is_echo(PROFILE, place, meta.resource_version())
             {
-                queue.mark(profile.name_any_or_default());
+                queue.mark(meta.name().to_owned());
             }
             async {}
         })
@@ -365,7 +364,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     let record = Mutex::new(deploy::Record::new());
     let listings = Mutex::new(listings::Listings::default());
     for profile in caches.profiles.state() {
-        queue.mark(profile.name_any_or_default());
+        queue.mark(profile.metadata.name().to_owned());
     }
     for summary in caches.summaries.state() {
         queue.mark(summary.profile.clone());
@@ -416,7 +415,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
                     // A generated profile is as fresh as its event, else as the report of its
                     // source cluster.
                     let profile = caches.profiles.get(&ObjectRef::new(&name));
-                    let source = profile.and_then(|p| source_cluster(p.metadata.labels.as_ref()));
+                    let source = profile.and_then(|p| source_cluster(&p.metadata));
                     let fresh = caches.fresh.of_profile(&name, source.as_ref());
                     schedule.mark(name, lane, fresh);
                 }
@@ -445,11 +444,12 @@ fn only_cluster(caches: &Caches, clusters: &[Cluster], name: &str) -> Option<Clu
     // still records, may be withdrawn there.
     let mut touched = BTreeSet::new();
     if let Some(profile) = caches.profiles.get(&ObjectRef::new(name)) {
-        if deploys_locally(&profile.spec) {
+        let spec = profile.spec().ok()?;
+        if deploys_locally(&spec) {
             return None;
         }
         let selected = |set: &str| sets::selected(&caches.cluster_sets, set);
-        let wanted = matching(&profile.spec, clusters, selected).ok()?;
+        let wanted = matching(&spec, clusters, selected).ok()?;
         touched.extend(wanted.into_iter().map(|c| c.reference.clone()));
     }
     for summary in caches.by_profile.of(&caches.summaries, name) {
@@ -499,14 +499,15 @@ async fn reconcile(
     name: &str,
 ) -> Result<Pass, DeployerError> {
     let caches = deployer.caches;
-    let profile = caches
+    let kept = caches
         .profiles
         .get(&ObjectRef::new(name))
-        .filter(|p| p.metadata.deletion_timestamp.is_none());
-    if profile.as_ref().is_some_and(|p| paused(p)) {
+        .filter(|p| !p.metadata.deleting());
+    if kept.as_ref().is_some_and(|p| paused(p)) {
         tracing::debug!(profile = name, "paused; nothing deployed or withdrawn");
         return Ok(Pass::Done);
     }
+    let profile = (kept.map(|p| p.profile()).transpose()).map_err(DeployerError::Kept)?;
     let clusters = caches.fleet.in_scope();
     let wanted = match &profile {
         Some(profile) => matching(&profile.spec, &clusters, |name| {

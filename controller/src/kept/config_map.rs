@@ -1,12 +1,9 @@
 //! The record of a ConfigMap: its metadata and data (templates and policies read the data,
 //! the manager its labels and versions). Binary data is not kept: nothing reads it.
 
-use std::borrow::Cow;
-
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::runtime::reflector::Lookup;
 
-use super::{HasMeta, KeptMeta, Meta, Texts};
+use super::{KeptMeta, Texts};
 
 /// What the controllers keep of a ConfigMap.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,55 +23,13 @@ impl From<ConfigMap> for KeptConfigMap {
     }
 }
 
-impl HasMeta for KeptConfigMap {
-    type Meta = KeptMeta;
-
-    fn metadata(&self) -> &KeptMeta {
-        &self.metadata
-    }
-}
-
-impl Lookup for KeptConfigMap {
-    type DynamicType = ();
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        "ConfigMap".into()
-    }
-
-    fn group(_: &()) -> Cow<'_, str> {
-        "".into()
-    }
-
-    fn version(_: &()) -> Cow<'_, str> {
-        "v1".into()
-    }
-
-    fn plural(_: &()) -> Cow<'_, str> {
-        "configmaps".into()
-    }
-
-    fn name(&self) -> Option<Cow<'_, str>> {
-        Some(self.metadata.name().into())
-    }
-
-    fn namespace(&self) -> Option<Cow<'_, str>> {
-        self.metadata.namespace().map(Into::into)
-    }
-
-    fn resource_version(&self) -> Option<Cow<'_, str>> {
-        self.metadata.resource_version().map(Into::into)
-    }
-
-    fn uid(&self) -> Option<Cow<'_, str>> {
-        self.metadata.uid().map(Into::into)
-    }
-}
+super::lookup!(KeptConfigMap, "ConfigMap", "", "v1", "configmaps");
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kept::Labelled;
-    use kube::runtime::reflector::ObjectRef;
+    use kube::runtime::reflector::{Lookup, ObjectRef};
 
     #[test]
     fn a_kept_config_map_has_its_place_labels_and_data() {

@@ -4,6 +4,7 @@
 //! hold in its own strings and its own B-tree nodes; a record shares them (see [`intern`]).
 
 pub mod config_map;
+pub mod profile;
 pub mod symbols;
 
 use std::collections::BTreeMap;
@@ -180,6 +181,7 @@ pub struct KeptMeta {
     resource_version: Option<Box<str>>,
     uid: Option<Box<str>>,
     generation: Option<i64>,
+    deleting: bool,
     labels: Labels,
     annotations: Texts,
 }
@@ -192,6 +194,7 @@ impl From<ObjectMeta> for KeptMeta {
             resource_version: meta.resource_version.map(Into::into),
             uid: meta.uid.map(Into::into),
             generation: meta.generation,
+            deleting: meta.deletion_timestamp.is_some(),
             labels: Pairs::new(meta.labels, |v| intern(&v)),
             annotations: Pairs::new(meta.annotations, Into::into),
         }
@@ -209,8 +212,13 @@ impl KeptMeta {
         &self.annotations
     }
 
+    /// Whether it is being deleted (it has a deletionTimestamp).
+    pub fn deleting(&self) -> bool {
+        self.deleting
+    }
+
     /// The metadata as the API types hold it (no managedFields, owners or timestamps: a
-    /// record does not keep them).
+    /// record does not keep them; see [`KeptMeta::deleting`]).
     pub fn to_object_meta(&self) -> ObjectMeta {
         let map = |pairs: BTreeMap<String, String>| (!pairs.is_empty()).then_some(pairs);
         ObjectMeta {
@@ -257,6 +265,57 @@ impl Labelled for KeptMeta {
         self.labels.get(key)
     }
 }
+
+/// Implements kube's `Lookup` for a record type with a `metadata: KeptMeta` field, so that a
+/// reflector store can keep it.
+macro_rules! lookup {
+    ($record:ty, $kind:literal, $group:literal, $version:literal, $plural:literal) => {
+        impl $crate::kept::HasMeta for $record {
+            type Meta = $crate::kept::KeptMeta;
+
+            fn metadata(&self) -> &$crate::kept::KeptMeta {
+                &self.metadata
+            }
+        }
+
+        impl kube::runtime::reflector::Lookup for $record {
+            type DynamicType = ();
+
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                $kind.into()
+            }
+
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                $group.into()
+            }
+
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                $version.into()
+            }
+
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                $plural.into()
+            }
+
+            fn name(&self) -> Option<std::borrow::Cow<'_, str>> {
+                Some($crate::kept::Meta::name(&self.metadata).into())
+            }
+
+            fn namespace(&self) -> Option<std::borrow::Cow<'_, str>> {
+                $crate::kept::Meta::namespace(&self.metadata).map(Into::into)
+            }
+
+            fn resource_version(&self) -> Option<std::borrow::Cow<'_, str>> {
+                $crate::kept::Meta::resource_version(&self.metadata).map(Into::into)
+            }
+
+            fn uid(&self) -> Option<std::borrow::Cow<'_, str>> {
+                self.metadata.uid().map(Into::into)
+            }
+        }
+    };
+}
+use lookup;
 
 #[cfg(test)]
 mod tests {

@@ -446,11 +446,8 @@ fn profile_holds(caches: &Caches, profile: &Arc<ClusterProfile>, name: &str) -> 
         profile,
         current.as_ref(),
         |c| {
-            c.spec == profile.spec
-                && labels_hold(
-                    &c.metadata,
-                    profile.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
-                )
+            let labels = profile.metadata.labels.as_ref();
+            labels_hold(&c.metadata, labels.unwrap_or(&BTreeMap::new())) && c.spec_is(&profile.spec)
         },
     )
 }

@@ -9,9 +9,7 @@ use std::time::Instant;
 
 use api::labels::{EVENT_TRIGGER_NAME_LABEL, SVELTOS_NAMESPACE};
 use api::secret_data;
-use api::v1beta1::{
-    ClusterProfile, ClusterSet, EventReport, EventSource, EventTrigger, event_report_name,
-};
+use api::v1beta1::{ClusterSet, EventReport, EventSource, EventTrigger, event_report_name};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::ObjectMeta;
@@ -22,6 +20,7 @@ use crate::fleet::{Cluster, Fleet};
 use crate::identity::{ClusterRef, source_cluster};
 use crate::instantiate::{Lookup, Referenced};
 use crate::kept::config_map::KeptConfigMap;
+use crate::kept::profile::KeptProfile;
 use crate::kept::{Labelled, Meta};
 use crate::manager::owned::{Object, Owned};
 use crate::memo::Digest;
@@ -49,7 +48,7 @@ pub struct Caches {
     pub secrets: Store<Secret>,
     /// Every ClusterProfile (the store the deployer reads too); generated ones carry the
     /// trigger label.
-    pub profiles: Store<ClusterProfile>,
+    pub profiles: Store<KeptProfile>,
     /// Bumped after every change of a ConfigMap or Secret the manager did not write itself
     /// (the objects policyRefs and generators may read).
     pub lookup_epoch: Arc<AtomicU64>,
@@ -567,6 +566,7 @@ impl World for Caches {
 mod tests {
     use super::*;
     use crate::fleet::ClusterScope;
+    use api::v1beta1::ClusterProfile;
     use clusters::capi::CapiClusters;
     use clusters::registry::Registry;
     use kube::runtime::reflector::store;

@@ -274,7 +274,7 @@ fn start_watches(
         profile_events.for_each(move |p| {
             let present = cached(&caches.profiles, &p.metadata);
             saw(caches.saw_generated("ClusterProfile", &p.metadata, present));
-            let generation = p.metadata.generation.map(|g| g.to_string());
+            let generation = p.metadata.generation().map(|g| g.to_string());
             let echo = caches.is_echo(
                 "ClusterProfile",
                 &p.metadata,
