@@ -5,6 +5,7 @@
 //! gone) and the status as a digest of what the deployer compares.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use api::labels::{CLUSTER_PROFILE_NAME_LABEL, INTENDED_KINDS_ANNOTATION};
 use api::v1beta1::{ClusterProfileSpec, ClusterSummary, FeatureId, FeatureStatus, SyncMode};
@@ -12,6 +13,7 @@ use kube::runtime::reflector::Lookup;
 use serde_json::Value;
 
 use crate::identity::ClusterRef;
+use crate::kept::shared_json;
 use crate::memo::{self, Digest};
 
 /// A ClusterSummary as the deployer keeps it.
@@ -24,8 +26,9 @@ pub struct Summary {
     pub profile: String,
     /// The cluster it records a deployment in.
     pub cluster: ClusterRef,
-    /// The profile spec it records, as JSON.
-    spec: Box<[u8]>,
+    /// The profile spec it records, as JSON (shared with the profile's while they are equal:
+    /// see [`shared_json`]).
+    spec: Arc<str>,
     sync_mode: SyncMode,
     local: bool,
     /// The kinds its last pass set out to deploy, comma-separated.
@@ -66,7 +69,7 @@ impl Summary {
         // A spec that cannot be written as JSON (never seen) cannot be read back either
         // ([`Summary::spec`]): the passes over its profile fail and are retried rather than
         // deploy or withdraw without knowing what it recorded.
-        let json = serde_json::to_vec(recorded).unwrap_or_default();
+        let json = shared_json(recorded);
         let local = super::deploys_locally(recorded);
         let status = status.unwrap_or_default();
         let deployed = status
@@ -92,7 +95,7 @@ impl Summary {
                 name: spec.cluster_name,
                 cluster_type: spec.cluster_type,
             },
-            spec: json.into_boxed_slice(),
+            spec: json,
             sync_mode: recorded.sync_mode,
             local,
             intended,
@@ -124,11 +127,11 @@ impl Summary {
         current: Option<&'a ClusterProfileSpec>,
     ) -> Result<Cow<'a, ClusterProfileSpec>, serde_json::Error> {
         if let Some(current) = current
-            && serde_json::to_vec(current).is_ok_and(|json| *json == *self.spec)
+            && serde_json::to_vec(current).is_ok_and(|json| *json == *self.spec.as_bytes())
         {
             return Ok(Cow::Borrowed(current));
         }
-        let recorded: ClusterProfileSpec = serde_json::from_slice(&self.spec)?;
+        let recorded: ClusterProfileSpec = serde_json::from_str(&self.spec)?;
         Ok(match current {
             Some(current) if *current == recorded => Cow::Borrowed(current),
             _ => Cow::Owned(recorded),

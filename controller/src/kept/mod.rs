@@ -94,6 +94,14 @@ impl Labelled for ObjectMeta {
     }
 }
 
+/// `value` as JSON text, shared with every equal text kept: a generated profile's spec and
+/// the copies its ClusterSummaries record are one string. Writing the API types as JSON
+/// cannot fail; were it to, the empty text would not decode, and whoever reads it back fails
+/// (and retries) rather than reading an empty value.
+pub fn shared_json(value: &impl serde::Serialize) -> Arc<str> {
+    intern(&serde_json::to_string(value).unwrap_or_default())
+}
+
 /// An object or a record, and its metadata.
 pub trait HasMeta {
     /// How its metadata is kept.
@@ -359,6 +367,15 @@ mod tests {
         assert_eq!(digest(json!({})), labels_digest(&ObjectMeta::default()));
         assert_ne!(digest(json!({"ab": "c"})), digest(json!({"a": "bc"})));
         assert_ne!(digest(json!({"a": "b"})), digest(json!({"a": "c"})));
+    }
+
+    #[test]
+    fn equal_values_kept_as_json_are_one_string() {
+        let spec = |tier: u32| json!({"tier": tier, "policyRefs": [{"name": "a"}]});
+        let (a, b) = (shared_json(&spec(100)), shared_json(&spec(100)));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&a).unwrap(), spec(100));
+        assert!(!Arc::ptr_eq(&a, &shared_json(&spec(200))));
     }
 
     #[test]

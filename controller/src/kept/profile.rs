@@ -3,10 +3,12 @@
 //! hold for the process's life), and the clusters the spec names (read on every cluster's
 //! change, across every profile, so kept decoded).
 
+use std::sync::Arc;
+
 use api::selector;
 use api::v1beta1::{ClusterProfile, ClusterProfileSpec, ClusterProfileStatus};
 
-use super::KeptMeta;
+use super::{KeptMeta, shared_json};
 use crate::identity::ClusterRef;
 
 /// What the controllers keep of a ClusterProfile.
@@ -14,10 +16,10 @@ use crate::identity::ClusterRef;
 pub struct KeptProfile {
     /// Its metadata.
     pub metadata: KeptMeta,
-    /// Its spec as JSON.
-    spec: Box<[u8]>,
-    /// Its status as JSON (empty: none).
-    status: Box<[u8]>,
+    /// Its spec as JSON (see [`shared_json`]).
+    spec: Arc<str>,
+    /// Its status as JSON (the profiles of one cluster share it: they match the same).
+    status: Option<Arc<str>>,
     /// The clusters its spec may select.
     reach: Reach,
 }
@@ -41,18 +43,12 @@ impl From<ClusterProfile> for KeptProfile {
                 .collect(),
         };
         KeptProfile {
-            spec: json(spec),
-            status: object.status.as_ref().map_or_else(Box::default, json),
+            spec: shared_json(spec),
+            status: object.status.as_ref().map(shared_json),
             reach,
             metadata: object.metadata.into(),
         }
     }
-}
-
-/// `value` as JSON. Writing these types cannot fail; were it to, the empty text would not
-/// decode, and passes over the profile would fail rather than read an empty spec.
-fn json(value: &impl serde::Serialize) -> Box<[u8]> {
-    serde_json::to_vec(value).unwrap_or_default().into()
 }
 
 super::lookup!(
@@ -66,7 +62,7 @@ super::lookup!(
 impl KeptProfile {
     /// Its spec.
     pub fn spec(&self) -> serde_json::Result<ClusterProfileSpec> {
-        serde_json::from_slice(&self.spec)
+        serde_json::from_str(&self.spec)
     }
 
     /// Whether its spec is `wanted`.
@@ -82,9 +78,9 @@ impl KeptProfile {
     /// The profile as the API types hold it (its metadata as [`KeptMeta::to_object_meta`]
     /// makes it).
     pub fn profile(&self) -> serde_json::Result<ClusterProfile> {
-        let status: Option<ClusterProfileStatus> = match *self.status {
-            [] => None,
-            ref json => Some(serde_json::from_slice(json)?),
+        let status: Option<ClusterProfileStatus> = match &self.status {
+            Some(json) => Some(serde_json::from_str(json)?),
+            None => None,
         };
         Ok(ClusterProfile {
             metadata: self.metadata.to_object_meta(),
