@@ -121,9 +121,9 @@ pub type DocumentMemo = Memo<(Option<Arc<str>>, Arc<ObjectReference>)>;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReportEvents {
     /// References of every matching resource, in report order.
-    pub matching_resources: Vec<ObjectReference>,
+    pub matching_resources: Arc<[ObjectReference]>,
     /// Collected objects, in report order (empty when not collected).
-    pub resources: Vec<Collected>,
+    pub resources: Arc<[Collected]>,
     /// CloudEvents carried by the report.
     pub cloud_events: Vec<Value>,
     /// When each resource event (by [`SingleEvent::digest`]) was first seen, where known
@@ -147,7 +147,7 @@ impl ReportEvents {
     /// decode would have: taken from a report decoded earlier, they are still there to reuse
     /// when the report changes.
     pub fn keep_documents(&self, documents: &mut DocumentMemo) {
-        for collected in &self.resources {
+        for collected in self.resources.iter() {
             let own = match &collected.document {
                 Text::Own(text) => Some(Arc::clone(text)),
                 Text::InReport(..) => None,
@@ -217,8 +217,8 @@ impl ReportEvents {
             .map(|event| decode(&event.0, "a CloudEvent"))
             .collect::<Result<Vec<_>>>()?;
         Ok(ReportEvents {
-            matching_resources: report.spec.matching_resources.clone(),
-            resources,
+            matching_resources: report.spec.matching_resources.as_slice().into(),
+            resources: resources.into(),
             cloud_events,
             seen: Arc::default(),
         })

@@ -81,7 +81,8 @@ impl Built {
             kind: "ClusterProfile",
             name,
         };
-        let mut objects = vec![profile];
+        let mut objects = Vec::with_capacity(1 + self.generated.len());
+        objects.push(profile);
         for generated in &self.generated {
             let kind = generated.known_kind();
             objects.push(SettledObject {

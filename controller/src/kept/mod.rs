@@ -374,7 +374,10 @@ mod tests {
         let spec = |tier: u32| json!({"tier": tier, "policyRefs": [{"name": "a"}]});
         let (a, b) = (shared_json(&spec(100)), shared_json(&spec(100)));
         assert!(Arc::ptr_eq(&a, &b));
-        assert_eq!(serde_json::from_str::<serde_json::Value>(&a).unwrap(), spec(100));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&a).unwrap(),
+            spec(100)
+        );
         assert!(!Arc::ptr_eq(&a, &shared_json(&spec(200))));
     }
 

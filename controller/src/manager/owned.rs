@@ -3,24 +3,26 @@
 //! fleet's. (A whole pass reads the caches themselves, which the index may lag at a start.)
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use api::labels::EVENT_TRIGGER_NAME_LABEL;
 
 use crate::identity::{ClusterRef, source_cluster};
-use crate::kept::Labelled;
+use crate::kept::{Labelled, intern};
 
 /// A generated object: its kind (`ClusterProfile`, `ConfigMap` or `Secret`) and name.
 pub type Object = (&'static str, String);
 
-/// Where a generated object belongs: its trigger and its source cluster.
-type Owner = (String, ClusterRef);
+/// Where a generated object belongs: its trigger and its source cluster, each shared by the
+/// objects they own (a fleet's are hundreds of thousands).
+type Owner = (Arc<str>, Arc<ClusterRef>);
 
 /// Generated objects by owner, kept as the watches show them; those whose labels name no
 /// source cluster are left out (no pass over some clusters looks for them).
 #[derive(Debug, Default)]
 pub struct Owned {
     owners: HashMap<Object, Owner>,
-    objects: HashMap<String, BTreeMap<ClusterRef, BTreeSet<Object>>>,
+    objects: HashMap<Arc<str>, BTreeMap<Arc<ClusterRef>, BTreeSet<Object>>>,
 }
 
 impl Owned {
@@ -30,23 +32,33 @@ impl Owned {
     pub fn seen(&mut self, object: Object, labels: impl Labelled, present: bool) -> Option<String> {
         let trigger = labels.label(EVENT_TRIGGER_NAME_LABEL);
         let owner = match (trigger, source_cluster(&labels)) {
-            (Some(trigger), Some(cluster)) if present => Some((trigger.to_owned(), cluster)),
+            (Some(trigger), Some(cluster)) if present => Some((trigger, cluster)),
             _ => None,
         };
-        if self.owners.get(&object) == owner.as_ref() {
+        let known = self.owners.get(&object);
+        let unchanged = match (known, &owner) {
+            (Some((t, c)), Some((trigger, cluster))) => **t == **trigger && **c == *cluster,
+            (known, owner) => known.is_none() && owner.is_none(),
+        };
+        if unchanged {
             return None;
         }
         let former = self.owners.remove(&object).map(|(trigger, cluster)| {
             self.remove(&trigger, &cluster, &object);
             trigger
         });
-        let left = former.filter(|former| owner.as_ref().is_none_or(|(now, _)| now != former));
+        let left = former
+            .filter(|former| owner.as_ref().is_none_or(|(now, _)| **former != **now))
+            .map(|former| former.to_string());
         if let Some((trigger, cluster)) = owner {
-            let clusters = self.objects.entry(trigger.clone()).or_default();
-            clusters
-                .entry(cluster.clone())
-                .or_default()
-                .insert(object.clone());
+            let trigger = intern(trigger);
+            let clusters = self.objects.entry(Arc::clone(&trigger)).or_default();
+            let cluster = match clusters.get_key_value(&cluster) {
+                Some((shared, _)) => Arc::clone(shared),
+                None => Arc::new(cluster),
+            };
+            let objects = clusters.entry(Arc::clone(&cluster)).or_default();
+            objects.insert(object.clone());
             self.owners.insert(object, (trigger, cluster));
         }
         left
