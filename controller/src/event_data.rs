@@ -117,11 +117,50 @@ impl PartialEq for Text {
 /// their references.
 pub type DocumentMemo = Memo<(Option<Arc<str>>, Arc<ObjectReference>)>;
 
+/// References of matching resources: read from the report decoded (which the caches hold
+/// anyway: a fleet's reports list hundreds of thousands), or their own.
+#[derive(Debug, Clone)]
+pub enum References {
+    /// The matching resources of this report.
+    InReport(Arc<EventReport>),
+    /// These.
+    Own(Arc<[ObjectReference]>),
+}
+
+impl Default for References {
+    fn default() -> Self {
+        References::Own(Arc::new([]))
+    }
+}
+
+impl std::ops::Deref for References {
+    type Target = [ObjectReference];
+
+    fn deref(&self) -> &[ObjectReference] {
+        match self {
+            References::InReport(report) => &report.spec.matching_resources,
+            References::Own(references) => references,
+        }
+    }
+}
+
+impl PartialEq for References {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl FromIterator<ObjectReference> for References {
+    fn from_iter<I: IntoIterator<Item = ObjectReference>>(references: I) -> Self {
+        References::Own(references.into_iter().collect())
+    }
+}
+
 /// The events of one report, decoded.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReportEvents {
     /// References of every matching resource, in report order.
-    pub matching_resources: Arc<[ObjectReference]>,
+    pub matching_resources: References,
     /// Collected objects, in report order (empty when not collected).
     pub resources: Arc<[Collected]>,
     /// CloudEvents carried by the report.
@@ -217,7 +256,7 @@ impl ReportEvents {
             .map(|event| decode(&event.0, "a CloudEvent"))
             .collect::<Result<Vec<_>>>()?;
         Ok(ReportEvents {
-            matching_resources: report.spec.matching_resources.as_slice().into(),
+            matching_resources: References::InReport(Arc::clone(report)),
             resources: resources.into(),
             cloud_events,
             seen: Arc::default(),
@@ -444,8 +483,8 @@ mod tests {
         let decoded = ReportEvents::decode(&first, &mut documents).unwrap();
         assert_eq!(
             Arc::strong_count(&first),
-            2,
-            "the object's text is the report's"
+            3,
+            "the object's text and the references are the report's"
         );
         documents.finish();
         // The report changes: a is the same document, found in the memo, and read from the
