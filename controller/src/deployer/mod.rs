@@ -293,12 +293,7 @@ pub async fn run(
         })
     };
     let secret_task = secret_events.for_each(move |s| {
-        let meta = &s.metadata;
-        mark_referring(
-            "Secret",
-            meta.namespace.as_deref(),
-            meta.name.as_deref().unwrap_or_default(),
-        );
+        mark_referring("Secret", s.metadata.namespace(), s.metadata.name());
         async {}
     });
     let watches = async {

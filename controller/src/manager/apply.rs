@@ -454,41 +454,25 @@ fn profile_holds(caches: &Caches, profile: &Arc<ClusterProfile>, name: &str) -> 
 
 /// The objects `trigger` generated that the caches hold, with their source clusters.
 fn cached_of(caches: &Caches, trigger: &str) -> Vec<(Option<ClusterRef>, Object)> {
-    let mut found = Vec::new();
-    let found = &mut found;
-    let profiles = caches.profiles.state();
-    generated_of(
-        found,
-        trigger,
-        "ClusterProfile",
-        profiles.iter().map(|p| &p.metadata),
-    );
+    let (mut found, profiles) = (Vec::new(), caches.profiles.state());
     let config_maps = caches.config_maps.state();
-    generated_of(
-        found,
-        trigger,
-        "ConfigMap",
-        config_maps.iter().map(|c| &c.metadata),
-    );
-    let secrets = caches.secrets.state();
-    generated_of(
-        found,
-        trigger,
-        "Secret",
-        secrets.iter().map(|s| &s.metadata),
-    );
-    std::mem::take(found)
+    generated_of(&mut found, trigger, "ClusterProfile", &profiles);
+    generated_of(&mut found, trigger, "ConfigMap", &config_maps);
+    generated_of(&mut found, trigger, "Secret", &caches.secrets.state());
+    found
 }
 
-/// Adds to `found` the `kind` objects among `metas` that `trigger` generated (ConfigMaps and
+/// Adds to `found` the `kind` objects among `objects` that `trigger` generated (ConfigMaps and
 /// Secrets in Sveltos' namespace only, where generated ones live).
-fn generated_of<'a, M: Meta + 'a>(
+fn generated_of<K: HasMeta>(
     found: &mut Vec<(Option<ClusterRef>, Object)>,
     trigger: &str,
     kind: &'static str,
-    metas: impl Iterator<Item = &'a M>,
+    objects: &[Arc<K>],
 ) {
-    let place = |meta: &M| kind == "ClusterProfile" || meta.namespace() == Some(SVELTOS_NAMESPACE);
+    let place =
+        |meta: &K::Meta| kind == "ClusterProfile" || meta.namespace() == Some(SVELTOS_NAMESPACE);
+    let metas = objects.iter().map(|o| o.metadata());
     for meta in metas.filter(|meta| place(meta) && generated_by(meta, trigger)) {
         found.push((source_cluster(meta), (kind, meta.name().to_owned())));
     }
