@@ -263,6 +263,36 @@ impl ReportEvents {
         })
     }
 
+    /// These events read from `report` instead of the report they were decoded from, when
+    /// `report` holds the same ones (a newer version with the same spec and companion
+    /// annotation: the write of its status); `None` otherwise. The older version can then go:
+    /// kept for its events, it would double a fleet's reports once each got its status.
+    pub fn rebased(&self, report: &Arc<EventReport>) -> Option<ReportEvents> {
+        let References::InReport(decoded) = &self.matching_resources else {
+            return None;
+        };
+        fn companion(report: &EventReport) -> Option<&String> {
+            let annotations = report.metadata.annotations.as_ref()?;
+            annotations.get(secret_data::SECRET_DATA_ANNOTATION)
+        }
+        if decoded.spec != report.spec || companion(decoded) != companion(report) {
+            return None;
+        }
+        let resources = self.resources.iter().map(|collected| Collected {
+            document: match &collected.document {
+                Text::InReport(_, range) => Text::InReport(Arc::clone(report), range.clone()),
+                own => own.clone(),
+            },
+            ..collected.clone()
+        });
+        Some(ReportEvents {
+            matching_resources: References::InReport(Arc::clone(report)),
+            resources: resources.collect(),
+            cloud_events: self.cloud_events.clone(),
+            seen: Arc::clone(&self.seen),
+        })
+    }
+
     /// Dates each resource event. After an `earlier` decode of the same report, an event it
     /// dated keeps its time and a new one (a new object, or a new version of one) gets `at`,
     /// the report's last change. A first decode dates each object as `listed` says it was

@@ -148,21 +148,34 @@ impl Caches {
             .collect();
     }
 
-    /// Keeps only the event times of the last decode of `report` when `report` is a newer
-    /// version: a decode reads its collected objects from the report it decoded, which it
-    /// would otherwise hold beside the cache's newer one until its next decode (during a
-    /// fleet's convergence, two versions of every report).
+    /// Lets the last decode of `report` (a newer version the cache now holds) go but for its
+    /// event times, or, when the cache's version holds the same events (its status was
+    /// written), makes the decode read from that version: a decode reads its references and
+    /// collected objects from the report it decoded, which it would otherwise hold beside the
+    /// cache's newer one until its next decode (two versions of every report).
     pub fn outdate(&self, report: &EventReport) {
         let place = report_place(report);
+        let current = (self.reports).get(&ObjectRef::new(&place.1).within(&place.0));
         let Ok(mut decoded) = self.decoded.lock() else {
             return;
         };
         if let Some((at, events)) = decoded.get_mut(&place)
             && report.metadata.resource_version.as_ref() != Some(&*at)
         {
-            *events = ReportEvents {
-                seen: Arc::clone(&events.seen),
-                ..ReportEvents::default()
+            let rebased = current.and_then(|c| Some((events.rebased(&c)?, c)));
+            *events = match rebased {
+                Some((rebased, current)) => {
+                    *at = current
+                        .metadata
+                        .resource_version
+                        .clone()
+                        .unwrap_or_default();
+                    rebased
+                }
+                None => ReportEvents {
+                    seen: Arc::clone(&events.seen),
+                    ..ReportEvents::default()
+                },
             };
         }
     }
@@ -565,6 +578,7 @@ impl World for Caches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event_data::References;
     use crate::fleet::ClusterScope;
     use api::v1beta1::ClusterProfile;
     use clusters::capi::CapiClusters;
@@ -643,6 +657,7 @@ mod tests {
             .unwrap();
         let when = |name: &str| events.first_seen(name).unwrap();
         assert!(when("a") < when("b"), "a was listed first");
+        let (b_seen, seen) = (when("b"), Arc::clone(&events.seen));
         // Once decoded, a report is dated by its decodes: nothing more is listed.
         caches.list(&second);
         assert!(caches.listed.lock().unwrap().is_empty());
@@ -652,17 +667,35 @@ mod tests {
         let decoded = |caches: &Caches| caches.decoded.lock().unwrap()[&place].1.clone();
         caches.outdate(&second);
         assert_eq!(decoded(&caches).matching_resources.len(), 2);
-        let third = report(&["a", "b", "c"], "3");
+        // Its status written: the same events, read from the cache's version, kept.
+        let mut written = second.clone();
+        written.metadata.resource_version = Some("3".into());
+        written.status = Some(api::v1beta1::EventReportStatus::default());
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(written.clone()));
+        let held = Arc::downgrade(&match decoded(&caches).matching_resources {
+            References::InReport(report) => report,
+            References::Own(_) => panic!("decoded events read their report"),
+        });
+        caches.outdate(&written);
+        let after = decoded(&caches);
+        assert_eq!((after.matching_resources.len(), &after.seen), (2, &seen));
+        drop((after, events));
+        assert!(
+            held.upgrade().is_none(),
+            "the version before the status write is let go"
+        );
+        assert_eq!(caches.decoded.lock().unwrap()[&place].0, "3");
+        let third = report(&["a", "b", "c"], "4");
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(third.clone()));
         caches.outdate(&third);
         assert!(decoded(&caches).matching_resources.is_empty());
-        assert_eq!(decoded(&caches).seen, events.seen);
-        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(third));
+        assert_eq!(decoded(&caches).seen, seen);
         let later = caches
             .report(&cluster, "s", &mut DocumentMemo::default())
             .unwrap()
             .unwrap();
-        assert_eq!(later.first_seen("b"), Some(when("b")), "b keeps its time");
-        assert!(later.first_seen("c") > Some(when("b")));
+        assert_eq!(later.first_seen("b"), Some(b_seen), "b keeps its time");
+        assert!(later.first_seen("c") > Some(b_seen));
     }
 
     /// The stamp of an object at `version`.

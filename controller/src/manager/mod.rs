@@ -224,8 +224,8 @@ fn start_watches(
             caches.status.source_changed(marks::report_source(&r));
             caches.status.report_changed(namespace, name);
             let work = generations.work(&r, cached(&caches.reports, &r.metadata));
+            caches.outdate(&r);
             if let Work::Report { cluster, .. } = &work {
-                caches.outdate(&r);
                 caches.list(&r);
                 caches.fresh.changed(cluster.clone());
             }
