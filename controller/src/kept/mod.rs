@@ -159,16 +159,6 @@ impl<V: AsRef<str>> Pairs<V> {
         self.0.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))
     }
 
-    /// How many there are.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The pairs as a map of owned strings, as the API types hold them.
     pub fn to_map(&self) -> BTreeMap<String, String> {
         self.iter().map(|(k, v)| (k.into(), v.into())).collect()
