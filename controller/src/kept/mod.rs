@@ -130,8 +130,8 @@ pub fn labels_digest(meta: &impl Meta) -> Digest {
     hasher.finish()
 }
 
-/// Key/value pairs ordered by key, the keys shared (see [`intern`]): labels (whose values
-/// are shared too), annotations, a ConfigMap's data.
+/// Key/value pairs ordered by key, the keys shared (see [`intern`]): labels and annotations
+/// (whose values are shared too), a ConfigMap's data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pairs<V>(Box<[(Arc<str>, V)]>);
 
@@ -165,10 +165,11 @@ impl<V: AsRef<str>> Pairs<V> {
     }
 }
 
-/// Labels: keys and values shared.
+/// Labels or annotations: keys and values shared. Generated objects carry their source's
+/// annotations (a `last-applied-configuration` of a kilobyte, say) in each copy.
 pub type Labels = Pairs<Arc<str>>;
 
-/// Annotations or data: keys shared, values each their own.
+/// Data: keys shared, values each their own.
 pub type Texts = Pairs<Box<str>>;
 
 /// The metadata a record keeps: place, versions, labels and annotations.
@@ -181,7 +182,7 @@ pub struct KeptMeta {
     generation: Option<i64>,
     deleting: bool,
     labels: Labels,
-    annotations: Texts,
+    annotations: Labels,
 }
 
 impl From<ObjectMeta> for KeptMeta {
@@ -194,7 +195,7 @@ impl From<ObjectMeta> for KeptMeta {
             generation: meta.generation,
             deleting: meta.deletion_timestamp.is_some(),
             labels: Pairs::new(meta.labels, |v| intern(&v)),
-            annotations: Pairs::new(meta.annotations, Into::into),
+            annotations: Pairs::new(meta.annotations, |v| intern(&v)),
         }
     }
 }
@@ -206,7 +207,7 @@ impl KeptMeta {
     }
 
     /// Its annotations.
-    pub fn annotations(&self) -> &Texts {
+    pub fn annotations(&self) -> &Labels {
         &self.annotations
     }
 
@@ -377,6 +378,15 @@ mod tests {
         let one = KeptMeta::from(meta(json!({"name": "1", "labels": labels})));
         let two = KeptMeta::from(meta(json!({"name": "2", "labels": labels})));
         let (a, b) = (&one.labels.0[0], &two.labels.0[0]);
+        assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.1, &b.1));
+    }
+
+    #[test]
+    fn records_share_annotation_values() {
+        let annotations = json!({"kubectl.kubernetes.io/last-applied-configuration": "{...}"});
+        let one = KeptMeta::from(meta(json!({"name": "1", "annotations": annotations})));
+        let two = KeptMeta::from(meta(json!({"name": "2", "annotations": annotations})));
+        let (a, b) = (&one.annotations.0[0], &two.annotations.0[0]);
         assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.1, &b.1));
     }
 }
