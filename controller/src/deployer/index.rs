@@ -13,8 +13,8 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
 
 use super::summaries::Summary;
-use crate::kept::Meta;
 use crate::kept::profile::KeptProfile;
+use crate::kept::{Meta, intern};
 
 /// Takes a lock whatever a panicking holder left: every index's maps are whole between
 /// statements, so what it holds is still right.
@@ -22,8 +22,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// `(namespace, name)` of a summary.
-type Place = (String, String);
+/// `(namespace, name)` of a summary, shared with its record.
+type Place = (Arc<str>, Arc<str>);
 
 /// A small sorted set: most keys of these indexes have one member (a oneForEvent profile has
 /// one summary, a generated ConfigMap one profile), which a `BTreeSet` keeps in a node of
@@ -64,11 +64,7 @@ impl<T: Ord> Few<T> {
 /// and is made anew from the store at the end of each list (a list's objects reach the
 /// store only then, so until then the index, like the store, shows the state before it).
 #[derive(Clone, Default)]
-pub struct ByProfile(Arc<Mutex<HashMap<String, Few<Place>>>>);
-
-fn place(summary: &Summary) -> Place {
-    (summary.namespace().to_owned(), summary.name().to_owned())
-}
+pub struct ByProfile(Arc<Mutex<HashMap<Arc<str>, Few<Place>>>>);
 
 impl ByProfile {
     /// Follows one event of the summary watch; `store` is the reflector's, which has
@@ -78,14 +74,14 @@ impl ByProfile {
         match event {
             Event::Apply(summary) => {
                 index
-                    .entry(summary.profile.clone())
+                    .entry(Arc::clone(&summary.profile))
                     .or_default()
-                    .insert(place(summary));
+                    .insert(summary.place());
             }
             Event::Delete(summary) => {
-                let profile = summary.profile.as_str();
+                let profile = &*summary.profile;
                 if let Some(places) = index.get_mut(profile) {
-                    places.remove(&place(summary));
+                    places.remove(&summary.place());
                     if places.is_empty() {
                         index.remove(profile);
                     }
@@ -95,9 +91,9 @@ impl ByProfile {
                 index.clear();
                 for summary in store.state() {
                     index
-                        .entry(summary.profile.clone())
+                        .entry(Arc::clone(&summary.profile))
                         .or_default()
-                        .insert(place(&summary));
+                        .insert(summary.place());
                 }
             }
             Event::Init | Event::InitApply(_) => {}
@@ -110,13 +106,14 @@ impl ByProfile {
         let places = index.get(profile).into_iter().flat_map(Few::iter);
         places
             .filter_map(|(namespace, name)| store.get(&ObjectRef::new(name).within(namespace)))
-            .filter(|s| s.profile == profile)
+            .filter(|s| *s.profile == *profile)
             .collect()
     }
 }
 
-/// `(kind, name)` of an object a profile names.
-type Named = (String, String);
+/// `(kind, name)` of an object a profile names (the kind shared by all, the name by the
+/// index's two maps).
+type Named = (Arc<str>, Arc<str>);
 
 /// Profiles by the `(kind, name)` their policyRefs and templateResourceRefs name, and those
 /// whose references are templates (which may name any object), as the store holds them:
@@ -124,12 +121,16 @@ type Named = (String, String);
 #[derive(Clone, Default)]
 pub struct ByReference(Arc<Mutex<References>>);
 
+/// Profiles by the name of what they name.
+type ByName = HashMap<Arc<str>, Few<Arc<str>>>;
+
 #[derive(Default)]
 struct References {
-    exact: HashMap<Named, Few<String>>,
-    templated: BTreeSet<String>,
+    /// Profiles by kind, then name, of what they name (profile names shared: see [`intern`]).
+    exact: HashMap<Arc<str>, ByName>,
+    templated: BTreeSet<Arc<str>>,
     /// What each indexed profile named, to forget when it changes or goes.
-    named: HashMap<String, Vec<Named>>,
+    named: HashMap<Arc<str>, Box<[Named]>>,
 }
 
 /// What `spec` names exactly, and whether any of its references is a template.
@@ -150,7 +151,7 @@ fn names(spec: &ClusterProfileSpec) -> (Vec<Named>, bool) {
     let exact = all
         .into_iter()
         .filter(|(_, name)| !name.contains("{{"))
-        .map(|(kind, name)| (kind.to_owned(), name.to_owned()))
+        .map(|(kind, name)| (intern(kind), Arc::from(name)))
         .collect();
     (exact, templated)
 }
@@ -159,12 +160,18 @@ impl References {
     /// Indexes profile `name` as its spec `now` names things (`None`: it is gone; a spec
     /// that cannot be read may name anything).
     fn reindex(&mut self, name: &str, now: Option<&serde_json::Result<ClusterProfileSpec>>) {
-        for key in self.named.remove(name).unwrap_or_default() {
-            if let Some(profiles) = self.exact.get_mut(&key) {
+        for (kind, object) in self.named.remove(name).unwrap_or_default() {
+            let Some(of_kind) = self.exact.get_mut(&kind) else {
+                continue;
+            };
+            if let Some(profiles) = of_kind.get_mut(&object) {
                 profiles.remove(name);
                 if profiles.is_empty() {
-                    self.exact.remove(&key);
+                    of_kind.remove(&object);
                 }
+            }
+            if of_kind.is_empty() {
+                self.exact.remove(&kind);
             }
         }
         self.templated.remove(name);
@@ -172,14 +179,16 @@ impl References {
             return;
         };
         let (keys, templated) = spec.as_ref().map_or_else(|_| (Vec::new(), true), names);
-        for key in &keys {
-            let profiles = self.exact.entry(key.clone()).or_default();
-            profiles.insert(name.to_owned());
+        let name = intern(name);
+        for (kind, object) in &keys {
+            let of_kind = self.exact.entry(Arc::clone(kind)).or_default();
+            let profiles = of_kind.entry(Arc::clone(object)).or_default();
+            profiles.insert(Arc::clone(&name));
         }
         if templated {
-            self.templated.insert(name.to_owned());
+            self.templated.insert(Arc::clone(&name));
         }
-        self.named.insert(name.to_owned(), keys);
+        self.named.insert(name, keys.into());
     }
 }
 
@@ -195,11 +204,12 @@ impl ByReference {
     /// The profiles that may read the `kind` object named `name` (in some namespace).
     pub fn candidates(&self, kind: &str, name: &str) -> BTreeSet<String> {
         let index = lock(&self.0);
-        let mut found = index.templated.clone();
-        if let Some(exact) = index.exact.get(&(kind.to_owned(), name.to_owned())) {
-            found.extend(exact.iter().cloned());
-        }
-        found
+        let exact = index.exact.get(kind).and_then(|names| names.get(name));
+        let found = index
+            .templated
+            .iter()
+            .chain(exact.into_iter().flat_map(Few::iter));
+        found.map(|profile| profile.to_string()).collect()
     }
 }
 

@@ -25,7 +25,7 @@ pub struct Object<'a> {
 pub fn every(profiles: &[Arc<KeptProfile>], summaries: &[Arc<Summary>]) -> Vec<String> {
     let names = profiles.iter().map(|p| p.metadata.name().to_owned());
     names
-        .chain(summaries.iter().map(|s| s.profile.clone()))
+        .chain(summaries.iter().map(|s| s.profile.to_string()))
         .collect()
 }
 
@@ -50,7 +50,7 @@ pub fn of_cluster(
     let deployed = summaries
         .iter()
         .filter(|s| s.cluster == *cluster)
-        .map(|s| s.profile.clone());
+        .map(|s| s.profile.to_string());
     names.chain(deployed).collect()
 }
 

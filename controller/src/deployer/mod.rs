@@ -254,7 +254,7 @@ pub async fn run(
             for summary in settled.take(event, &caches.summaries) {
                 let place = (summary.namespace(), summary.name());
                 if !caches.echoes.is_echo(SUMMARY, place, summary.version()) {
-                    queue.mark(summary.profile.clone());
+                    queue.mark(summary.profile.to_string());
                 }
             }
             async {}
@@ -362,7 +362,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
         queue.mark(profile.metadata.name().to_owned());
     }
     for summary in caches.summaries.state() {
-        queue.mark(summary.profile.clone());
+        queue.mark(summary.profile.to_string());
     }
     let retries = Mutex::new(Retries::new(CONTROLLER, telemetry));
     let pass = |name: String, waited: Duration| {

@@ -13,17 +13,20 @@ use kube::runtime::reflector::Lookup;
 use serde_json::Value;
 
 use crate::identity::ClusterRef;
-use crate::kept::shared_json;
+use crate::kept::{intern, shared_json};
 use crate::memo::{self, Digest};
 
 /// A ClusterSummary as the deployer keeps it.
 #[derive(Clone, Debug)]
 pub struct Summary {
-    namespace: String,
-    name: String,
-    version: Option<String>,
-    /// The profile it belongs to (its `projectsveltos.io/cluster-profile-name` label).
-    pub profile: String,
+    /// Its namespace (shared: a cluster's summaries are all in it).
+    namespace: Arc<str>,
+    /// Its name (shared with the deployer's index of summaries by profile).
+    name: Arc<str>,
+    version: Option<Box<str>>,
+    /// The profile it belongs to (its `projectsveltos.io/cluster-profile-name` label; shared
+    /// with the profile's other records and indexes).
+    pub profile: Arc<str>,
     /// The cluster it records a deployment in.
     pub cluster: ClusterRef,
     /// The profile spec it records, as JSON (shared with the profile's while they are equal:
@@ -31,10 +34,11 @@ pub struct Summary {
     spec: Arc<str>,
     sync_mode: SyncMode,
     local: bool,
-    /// The kinds its last pass set out to deploy, comma-separated.
-    intended: Option<Box<str>>,
-    /// The kinds its status says were deployed as resources.
-    deployed: Vec<String>,
+    /// The kinds its last pass set out to deploy, comma-separated (shared: summaries of one
+    /// trigger set out to deploy the same kinds).
+    intended: Option<Arc<str>>,
+    /// The kinds its status says were deployed as resources (shared likewise).
+    deployed: Box<[Arc<str>]>,
     provisioned: bool,
     /// Digest of its status' featureSummaries and deployedGVKs (see [`status_digest`]).
     status: Digest,
@@ -58,13 +62,15 @@ impl Summary {
             status,
         } = summary;
         let mut labels = metadata.labels.unwrap_or_default();
-        let profile = labels
-            .remove(CLUSTER_PROFILE_NAME_LABEL)
-            .unwrap_or_default();
+        let profile = intern(
+            &labels
+                .remove(CLUSTER_PROFILE_NAME_LABEL)
+                .unwrap_or_default(),
+        );
         let intended = metadata
             .annotations
             .and_then(|mut a| a.remove(INTENDED_KINDS_ANNOTATION))
-            .map(String::into_boxed_str);
+            .map(|kinds| intern(&kinds));
         let recorded = &spec.cluster_profile_spec;
         // A spec that cannot be written as JSON (never seen) cannot be read back either
         // ([`Summary::spec`]): the passes over its profile fail and are retried rather than
@@ -76,7 +82,8 @@ impl Summary {
             .deployed_gvks
             .iter()
             .filter(|d| d.feature_id == FeatureId::Resources)
-            .flat_map(|d| d.deployed_group_version_kind.iter().cloned())
+            .flat_map(|d| d.deployed_group_version_kind.iter())
+            .map(|kind| intern(kind))
             .collect();
         let provisioned = status.feature_summaries.iter().any(|f| {
             f.feature_id == FeatureId::Resources && f.status == Some(FeatureStatus::Provisioned)
@@ -86,9 +93,9 @@ impl Summary {
             Err(_) => Digest::default(),
         };
         Summary {
-            namespace: metadata.namespace.unwrap_or_default(),
-            name: metadata.name.unwrap_or_default(),
-            version: metadata.resource_version,
+            namespace: intern(metadata.namespace.as_deref().unwrap_or_default()),
+            name: metadata.name.unwrap_or_default().into(),
+            version: metadata.resource_version.map(Into::into),
             profile,
             cluster: ClusterRef {
                 namespace: spec.cluster_namespace,
@@ -113,6 +120,11 @@ impl Summary {
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Its namespace and name, shared.
+    pub fn place(&self) -> (Arc<str>, Arc<str>) {
+        (Arc::clone(&self.namespace), Arc::clone(&self.name))
     }
 
     /// Its resourceVersion.
@@ -159,7 +171,7 @@ impl Summary {
     /// The kinds its add-ons may be of: those its status says were deployed and those its
     /// last pass set out to deploy (which it may have, if the pass never wrote its outcome).
     pub fn resources_kinds(&self) -> Vec<String> {
-        let deployed = self.deployed.iter().map(String::as_str);
+        let deployed = self.deployed.iter().map(AsRef::as_ref);
         let kinds: std::collections::BTreeSet<&str> =
             deployed.chain(self.intended_kinds()).collect();
         kinds.into_iter().map(str::to_owned).collect()
@@ -255,10 +267,7 @@ mod tests {
         });
         let record = Summary::new(summary(100, status.clone()));
         assert_eq!((record.namespace(), record.name()), ("ns", "p-sveltos-c"));
-        assert_eq!(
-            (record.profile.as_str(), record.version()),
-            ("p", Some("7"))
-        );
+        assert_eq!((&*record.profile, record.version()), ("p", Some("7")));
         assert_eq!(record.cluster.name, "c");
         assert!(record.provisioned());
         assert_eq!(
