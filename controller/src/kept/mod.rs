@@ -130,8 +130,7 @@ pub fn labels_digest(meta: &impl Meta) -> Digest {
     hasher.finish()
 }
 
-/// Key/value pairs ordered by key, the keys shared (see [`intern`]): labels and annotations
-/// (whose values are shared too), a ConfigMap's data.
+/// Key/value pairs ordered by key, the keys shared (see [`intern`]): a ConfigMap's data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pairs<V>(Box<[(Arc<str>, V)]>);
 
@@ -165,9 +164,60 @@ impl<V: AsRef<str>> Pairs<V> {
     }
 }
 
-/// Labels or annotations: keys and values shared. Generated objects carry their source's
-/// annotations (a `last-applied-configuration` of a kilobyte, say) in each copy.
-pub type Labels = Pairs<Arc<str>>;
+/// Labels or annotations ordered by key, each pair one shared string `key\0value` (a key is
+/// a qualified name, which holds no NUL). Generated objects repeat the same pairs (trigger,
+/// cluster, source) and carry their source's annotations (a kilobyte of
+/// `last-applied-configuration`, say) in each copy; a pair is one pointer in each.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Labels(Box<[Arc<str>]>);
+
+/// Between a pair's key and value.
+const SEPARATOR: char = '\0';
+
+/// A pair's key and value.
+fn split(pair: &str) -> (&str, &str) {
+    pair.split_once(SEPARATOR).unwrap_or((pair, ""))
+}
+
+impl Labels {
+    /// The pairs of `map`.
+    pub fn new(map: Option<BTreeMap<String, String>>) -> Self {
+        let mut pair = String::new();
+        let pairs = map.into_iter().flatten().map(|(key, value)| {
+            pair.clear();
+            pair.push_str(&key);
+            pair.push(SEPARATOR);
+            pair.push_str(&value);
+            intern(&pair)
+        });
+        Labels(pairs.collect())
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let found = self
+            .0
+            .binary_search_by(|pair| split(pair).0.cmp(key))
+            .ok()?;
+        Some(split(&self.0[found]).1)
+    }
+
+    /// The pairs, ordered by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|pair| split(pair))
+    }
+
+    /// The pairs as a map of owned strings, as the API types hold them.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+}
+
+impl Labelled for Labels {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key)
+    }
+}
 
 /// Data: keys shared, values each their own.
 pub type Texts = Pairs<Box<str>>;
@@ -194,8 +244,8 @@ impl From<ObjectMeta> for KeptMeta {
             uid: meta.uid.map(Into::into),
             generation: meta.generation,
             deleting: meta.deletion_timestamp.is_some(),
-            labels: Pairs::new(meta.labels, |v| intern(&v)),
-            annotations: Pairs::new(meta.annotations, |v| intern(&v)),
+            labels: Labels::new(meta.labels),
+            annotations: Labels::new(meta.annotations),
         }
     }
 }
@@ -377,16 +427,28 @@ mod tests {
         let labels = json!({"eventtrigger.lib.projectsveltos.io/eventtriggername": "t"});
         let one = KeptMeta::from(meta(json!({"name": "1", "labels": labels})));
         let two = KeptMeta::from(meta(json!({"name": "2", "labels": labels})));
-        let (a, b) = (&one.labels.0[0], &two.labels.0[0]);
-        assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.1, &b.1));
+        assert!(Arc::ptr_eq(&one.labels.0[0], &two.labels.0[0]));
     }
 
     #[test]
-    fn records_share_annotation_values() {
+    fn records_share_annotations() {
         let annotations = json!({"kubectl.kubernetes.io/last-applied-configuration": "{...}"});
         let one = KeptMeta::from(meta(json!({"name": "1", "annotations": annotations})));
         let two = KeptMeta::from(meta(json!({"name": "2", "annotations": annotations})));
-        let (a, b) = (&one.annotations.0[0], &two.annotations.0[0]);
-        assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.1, &b.1));
+        assert!(Arc::ptr_eq(&one.annotations.0[0], &two.annotations.0[0]));
+    }
+
+    #[test]
+    fn a_label_value_may_hold_anything_and_an_empty_one_is_still_a_label() {
+        let labels = json!({"a": "", "b": "x=y\u{0}z", "c.io/d": "v"});
+        let kept = KeptMeta::from(meta(json!({"name": "1", "labels": labels})));
+        assert_eq!(kept.label("a"), Some(""));
+        assert_eq!(kept.label("b"), Some("x=y\u{0}z"));
+        assert_eq!(kept.label("c.io/d"), Some("v"));
+        assert_eq!(kept.label("c"), None);
+        assert_eq!(
+            kept.to_object_meta().labels.unwrap(),
+            serde_json::from_value(labels).unwrap()
+        );
     }
 }
