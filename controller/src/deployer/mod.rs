@@ -392,6 +392,8 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     };
     let mut schedule = Schedule::default();
     let mut running = FuturesUnordered::new();
+    let mut sweep = tokio::time::interval(clusters::client::IDLE);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         while running.len() < LANES {
             let Some(Start { name, lane, waited }) = schedule.start() else {
@@ -418,6 +420,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
             Some((name, lane)) = running.next(), if !running.is_empty() => {
                 schedule.done(&name, &lane);
             }
+            _ = sweep.tick() => targets.drop_idle(clusters::client::IDLE),
         }
     }
 }

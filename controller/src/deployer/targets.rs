@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use api::v1beta1::ClusterType;
 use clusters::registry::{Registration, config_from_kubeconfig};
@@ -45,7 +46,10 @@ impl Served {
 }
 
 /// Clients and discovery results, kept between passes and shared by the passes that run at
-/// once (locked only to read or note a result, never while asking a cluster).
+/// once (locked only to read or note a result, never while asking a cluster). A cluster's
+/// client is let go when unused for a while ([`Targets::drop_idle`]): each holds a task,
+/// its buffers and TLS settings (~20 KB without a connection), and at 1,000 clusters most
+/// are idle at any time.
 pub struct Targets {
     mgmt: Client,
     known: Mutex<Known>,
@@ -54,10 +58,18 @@ pub struct Targets {
 /// What [`Targets`] found out.
 #[derive(Default)]
 struct Known {
-    remote: HashMap<ClusterRef, (String, Client)>,
+    remote: HashMap<ClusterRef, Remote>,
     kinds: HashMap<(Target, GroupVersionKind), Served>,
     /// Namespaces seen to exist (or created): a deployment into one asks no more.
     namespaces: HashSet<(Target, String)>,
+}
+
+/// A registered cluster's client, built from its kubeconfig Secret at `version`.
+struct Remote {
+    version: String,
+    /// None once dropped for being idle: built again when next needed.
+    client: Option<Client>,
+    used: Instant,
 }
 
 impl Targets {
@@ -113,11 +125,16 @@ impl Targets {
                 )
             })?;
         let version = secret.metadata.resource_version.clone().unwrap_or_default();
-        if let Some((known, client)) = self.known().remote.get(cluster)
-            && *known == version
-        {
-            return Ok(client.clone());
-        }
+        let same_secret = match self.known().remote.get_mut(cluster) {
+            Some(remote) if remote.version == version => {
+                if let Some(client) = &remote.client {
+                    remote.used = Instant::now();
+                    return Ok(client.clone());
+                }
+                true
+            }
+            _ => false,
+        };
         let data = secret.data.clone().unwrap_or_default();
         let bytes = object
             .kubeconfig_from_secret(&data)
@@ -134,12 +151,28 @@ impl Targets {
             .map_err(|e| invalid(e.to_string()))?;
         let client = clusters::client::client(config).map_err(|e| invalid(e.to_string()))?;
         let mut known = self.known();
-        known.kinds.retain(|(t, _), _| t != target);
-        known.namespaces.retain(|(t, _)| t != target);
-        known
-            .remote
-            .insert(cluster.clone(), (version, client.clone()));
+        if !same_secret {
+            // Another kubeconfig may reach another cluster: what was found out may not hold.
+            known.kinds.retain(|(t, _), _| t != target);
+            known.namespaces.retain(|(t, _)| t != target);
+        }
+        let remote = Remote {
+            version,
+            client: Some(client.clone()),
+            used: Instant::now(),
+        };
+        known.remote.insert(cluster.clone(), remote);
         Ok(client)
+    }
+
+    /// Lets go of the clients not used for `idle` (what was found out about their clusters
+    /// stays, and the next pass there builds the client again).
+    pub fn drop_idle(&self, idle: Duration) {
+        for remote in self.known().remote.values_mut() {
+            if remote.used.elapsed() >= idle {
+                remote.client = None;
+            }
+        }
     }
 
     /// How `target` serves `gvk`, or why it cannot be used.
@@ -195,5 +228,81 @@ impl Targets {
     /// Forgets what a cluster serves (its CRDs may have changed).
     pub fn forget_kinds(&self, target: &Target) {
         self.known().kinds.retain(|(t, _), _| t != target);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::v1beta1::SveltosCluster;
+    use kube::runtime::reflector::store;
+    use kube::runtime::watcher::Event;
+    use std::sync::Arc;
+
+    fn secret(version: &str, server: &str) -> Secret {
+        let kubeconfig = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n\
+             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
+             current-context: c\nusers:\n- name: u\n  user:\n    token: t\n"
+        );
+        let mut secret: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c-sveltos-kubeconfig", "namespace": "ns",
+                         "resourceVersion": version},
+        }))
+        .unwrap();
+        let data = k8s_openapi::ByteString(kubeconfig.into_bytes());
+        secret.data = Some([("kubeconfig".to_owned(), data)].into());
+        secret
+    }
+
+    #[tokio::test]
+    async fn an_idle_client_is_let_go_and_built_again_knowing_what_it_knew() {
+        let mgmt = Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap()));
+        let targets = Targets::new(mgmt.unwrap());
+        let cluster: SveltosCluster = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c", "namespace": "ns"}, "spec": {}
+        }))
+        .unwrap();
+        let registration = Registration::Sveltos(Arc::new(cluster));
+        let reference = ClusterRef {
+            namespace: "ns".into(),
+            name: "c".into(),
+            cluster_type: ClusterType::Sveltos,
+        };
+        let target = Target::Remote(reference.clone());
+        let (secrets, mut writer) = store::<Secret>();
+        writer.apply_watcher_event(&Event::Apply(secret("1", "http://127.0.0.1:9")));
+        let client = || targets.client(&target, |_| Some(registration.clone()), &secrets);
+        let held = |targets: &Targets| targets.known().remote[&reference].client.is_some();
+        let gvk = GroupVersionKind::gvk("networking.k8s.io", "v1", "NetworkPolicy");
+        let served = Served {
+            resource: ApiResource::from_gvk(&gvk),
+            namespaced: true,
+        };
+
+        client().await.unwrap();
+        targets
+            .known()
+            .kinds
+            .insert((target.clone(), gvk.clone()), served);
+        targets.drop_idle(Duration::from_secs(60));
+        assert!(held(&targets), "a client in use was let go");
+        targets.drop_idle(Duration::ZERO);
+        assert!(!held(&targets), "an idle client was kept");
+
+        // Built again from the same Secret: what discovery found still holds.
+        client().await.unwrap();
+        assert!(held(&targets));
+        assert!(
+            targets
+                .known()
+                .kinds
+                .contains_key(&(target.clone(), gvk.clone()))
+        );
+
+        // Another kubeconfig may reach another cluster: discovery starts over.
+        writer.apply_watcher_event(&Event::Apply(secret("2", "http://127.0.0.1:10")));
+        client().await.unwrap();
+        assert!(!targets.known().kinds.contains_key(&(target, gvk)));
     }
 }
