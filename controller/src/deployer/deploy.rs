@@ -33,12 +33,7 @@ pub const FIELD_MANAGER: &str = "application/apply-patch";
 /// A deployed object's identity: target, `Kind.version.group`, namespace, name.
 pub type Key = (Target, String, String, String);
 
-/// What each (profile, summary annotation) pair deployed in its last complete pass, so that
-/// the next pass finds stale objects by name instead of listing every object of their kinds
-/// in the cluster. Empty after a start: the first pass of each pair reads a listing (one
-/// list per kind and cluster for all pairs, see [`Listings`]). Each pair's keys are a sorted
-/// slice: a set's tree node would take ~1.7 KB for the one object a pair often deploys.
-pub type Record = BTreeMap<(String, String), Box<[Key]>>;
+pub use super::record::Record;
 
 /// What a pass did in one cluster.
 #[derive(Debug, Default)]
@@ -350,9 +345,7 @@ impl Deployer<'_> {
         let intended = kinds(&manifests);
         if previous.is_none() {
             // A pair without a summary has deployed nothing yet: nothing can be stale.
-            self.record()
-                .entry((owner.profile.clone(), owner.summary.clone()))
-                .or_default();
+            self.record().open(&owner.profile, &owner.summary);
         }
         let mut deployed = BTreeSet::new();
         let mut gvks = BTreeSet::new();
@@ -423,14 +416,14 @@ impl Deployer<'_> {
                 Err(reason) => failure = Some(reason),
             }
         }
-        let pair = (owner.profile.clone(), owner.summary.clone());
         if !dry_run {
+            let (profile, summary) = (&owner.profile, &owner.summary);
             if failure.is_none() {
-                self.record().insert(pair, deployed.into_iter().collect());
+                self.record().set(profile, summary, deployed);
             } else {
                 // A failed write may have gone through all the same: what is deployed is
                 // no longer known here, and the next cleanup lists the kinds instead.
-                self.record().remove(&pair);
+                self.record().forget(profile, summary);
             }
         }
         if dry_run {
@@ -465,13 +458,12 @@ impl Deployer<'_> {
         keep: &BTreeSet<Key>,
         behaviour: Removal,
     ) -> Result<Vec<Key>, String> {
-        let pair = (owner.profile.clone(), owner.summary.clone());
-        let known = self.record().get(&pair).map(|known| {
-            let stale = known.iter().filter(|key| !keep.contains(key));
-            stale.cloned().collect::<Vec<Key>>()
-        });
+        let known = self.record().get(&owner.profile, &owner.summary);
         let stale = match known {
-            Some(stale) => stale,
+            Some(known) => known
+                .into_iter()
+                .filter(|key| !keep.contains(key))
+                .collect(),
             None => self.listed(targets, kinds, owner, keep).await?,
         };
         let candidates = self.fetch(&stale).await?;
@@ -625,8 +617,7 @@ impl Deployer<'_> {
             Removal::Do(spec.stop_matching_behavior),
         )
         .await?;
-        self.record()
-            .remove(&(owner.profile.clone(), owner.summary.clone()));
+        self.record().forget(&owner.profile, &owner.summary);
         Ok(())
     }
 }

@@ -14,6 +14,7 @@ pub mod listings;
 pub mod manifests;
 pub mod marks;
 pub mod metadata;
+pub mod record;
 pub mod schedule;
 pub mod summaries;
 pub mod targets;
@@ -356,7 +357,7 @@ async fn worker(client: Client, caches: Caches, queue: Arc<Queue>, telemetry: Ar
     telemetry.set_ready(CONTROLLER);
     let names = GoTemplates::new();
     let targets = Targets::new(client.clone());
-    let record = Mutex::new(deploy::Record::new());
+    let record = Mutex::new(deploy::Record::default());
     let listings = Mutex::new(listings::Listings::default());
     for profile in caches.profiles.state() {
         queue.mark(profile.metadata.name().to_owned());
