@@ -17,12 +17,15 @@ pub type Object = (&'static str, String);
 /// objects they own (a fleet's are hundreds of thousands).
 type Owner = (Arc<str>, Arc<ClusterRef>);
 
+/// An [`Object`] as the index keeps it: its name shared by the index's two maps.
+type Kept = (&'static str, Arc<str>);
+
 /// Generated objects by owner, kept as the watches show them; those whose labels name no
 /// source cluster are left out (no pass over some clusters looks for them).
 #[derive(Debug, Default)]
 pub struct Owned {
-    owners: HashMap<Object, Owner>,
-    objects: HashMap<Arc<str>, BTreeMap<Arc<ClusterRef>, BTreeSet<Object>>>,
+    owners: HashMap<Kept, Owner>,
+    objects: HashMap<Arc<str>, BTreeMap<Arc<ClusterRef>, BTreeSet<Kept>>>,
 }
 
 impl Owned {
@@ -35,6 +38,7 @@ impl Owned {
             (Some(trigger), Some(cluster)) if present => Some((trigger, cluster)),
             _ => None,
         };
+        let object: Kept = (object.0, object.1.into());
         let known = self.owners.get(&object);
         let unchanged = match (known, &owner) {
             (Some((t, c)), Some((trigger, cluster))) => **t == **trigger && **c == *cluster,
@@ -64,7 +68,7 @@ impl Owned {
         left
     }
 
-    fn remove(&mut self, trigger: &str, cluster: &ClusterRef, object: &Object) {
+    fn remove(&mut self, trigger: &str, cluster: &ClusterRef, object: &Kept) {
         let Some(clusters) = self.objects.get_mut(trigger) else {
             return;
         };
@@ -87,7 +91,11 @@ impl Owned {
         clusters
             .iter()
             .filter_map(|cluster| Some((cluster, by_cluster.get(cluster)?)))
-            .flat_map(|(cluster, objects)| objects.iter().map(|o| (cluster.clone(), o.clone())))
+            .flat_map(|(cluster, objects)| {
+                objects
+                    .iter()
+                    .map(|(kind, name)| (cluster.clone(), (*kind, name.to_string())))
+            })
             .collect()
     }
 }
@@ -162,6 +170,6 @@ mod tests {
         let trigger_only = BTreeMap::from([(EVENT_TRIGGER_NAME_LABEL.to_owned(), "t".to_owned())]);
         owned.seen(("ConfigMap", "c".into()), Some(&trigger_only), true);
         assert!(owned.of("t", &both).is_empty());
-        assert!(!owned.owners.contains_key(&("ConfigMap", "c".to_owned())));
+        assert!(!owned.owners.contains_key(&("ConfigMap", "c".into())));
     }
 }
