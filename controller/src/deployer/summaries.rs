@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use api::labels::{CLUSTER_PROFILE_NAME_LABEL, INTENDED_KINDS_ANNOTATION};
 use api::v1beta1::{ClusterProfileSpec, ClusterSummary, FeatureId, FeatureStatus, SyncMode};
-use kube::runtime::reflector::Lookup;
+use kube::runtime::reflector::{Lookup, ObjectRef};
 use serde_json::Value;
 
 use crate::identity::ClusterRef;
@@ -221,6 +221,10 @@ impl Lookup for Summary {
 
     fn uid(&self) -> Option<Cow<'_, str>> {
         None
+    }
+
+    fn to_object_ref(&self, _: ()) -> ObjectRef<Self> {
+        crate::kept::store_key(&self.name, Some(&self.namespace))
     }
 }
 

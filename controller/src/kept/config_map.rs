@@ -41,7 +41,9 @@ mod tests {
         }))
         .unwrap();
         let kept = KeptConfigMap::from(object.clone());
-        assert_eq!(ObjectRef::from_obj(&kept), ObjectRef::new("c").within("n"));
+        let key = ObjectRef::from_obj(&kept);
+        assert_eq!(key, ObjectRef::new("c").within("n"));
+        assert_eq!((key.extra.resource_version, key.extra.uid), (None, None));
         assert_eq!(kept.metadata.label("l"), Some("v"));
         assert_eq!(Some(kept.data.to_map()), object.data);
         assert_eq!(kept.data.get("a"), Some("1"));

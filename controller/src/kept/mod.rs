@@ -12,6 +12,7 @@ use std::hash::Hasher;
 use std::sync::Arc;
 
 use kube::api::ObjectMeta;
+use kube::runtime::reflector::{Lookup, ObjectRef};
 
 use crate::memo::{Digest, hasher};
 pub use symbols::intern;
@@ -315,6 +316,17 @@ impl Labelled for KeptMeta {
     }
 }
 
+/// The key of a record in a reflector store: its place. kube's own key copies the record's
+/// resourceVersion and uid in too, which no one reads of a store's keys (and a fleet's stores
+/// hold hundreds of thousands).
+pub fn store_key<K: Lookup<DynamicType = ()>>(name: &str, namespace: Option<&str>) -> ObjectRef<K> {
+    let key = ObjectRef::new(name);
+    match namespace {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    }
+}
+
 /// Implements kube's `Lookup` for a record type with a `metadata: KeptMeta` field, so that a
 /// reflector store can keep it.
 macro_rules! lookup {
@@ -360,6 +372,12 @@ macro_rules! lookup {
 
             fn uid(&self) -> Option<std::borrow::Cow<'_, str>> {
                 self.metadata.uid().map(Into::into)
+            }
+
+            fn to_object_ref(&self, _: ()) -> kube::runtime::reflector::ObjectRef<Self> {
+                let meta = &self.metadata;
+                let (name, namespace) = ($crate::kept::Meta::name(meta), meta.namespace.as_deref());
+                $crate::kept::store_key(name, namespace)
             }
         }
     };
