@@ -23,7 +23,7 @@ use crate::kept::config_map::KeptConfigMap;
 use crate::kept::profile::KeptProfile;
 use crate::kept::{Labelled, Meta};
 use crate::manager::owned::{Object, Owned};
-use crate::memo::Digest;
+use crate::memo::{self, Digest};
 use crate::plan::World;
 use crate::profiles::{Built, Wanted};
 use crate::settled::{Settled, SettledObject, Stamp};
@@ -58,8 +58,8 @@ pub struct Caches {
     /// What each trigger's passes wrote (`(kind, name)` of generated objects) and the caches
     /// do not show yet: an object whose watch event is still on the way (and will be taken
     /// for an echo) is still deleted once it goes stale. Let go when the echo arrives (the
-    /// cache holds it then) or the object is deleted; each is kept with its labels, which say
-    /// its source cluster.
+    /// cache holds it then) or the object is deleted; each is kept with the source cluster
+    /// its labels name.
     pub written: Arc<Mutex<HashMap<String, Written>>>,
     /// EventSources and EventReports whose conditions need a look.
     pub status: Arc<super::status::StatusWork>,
@@ -99,18 +99,19 @@ pub struct Confirmations {
 /// object (kept, so its address is not reused by another) and the object's stamp.
 pub type Confirmed = (Arc<dyn Any + Send + Sync>, Stamp);
 
-/// Generated objects a trigger's passes wrote: `(kind, name)` -> labels.
-pub type Written = BTreeMap<(String, String), BTreeMap<String, String>>;
+/// Generated objects a trigger's passes wrote: `(kind, name)` -> source cluster.
+pub type Written = BTreeMap<(String, String), Option<ClusterRef>>;
 
 /// [`Caches::own_writes`].
 #[derive(Debug, Default)]
 pub struct OwnWrites {
     /// The version each write left (resourceVersion; generation for ClusterProfiles, whose
-    /// status the deployer writes), by key.
-    versions: HashMap<String, String>,
+    /// status the deployer writes), by key, as digests: kept for every generated object (a
+    /// fleet's are hundreds of thousands), compared only for equality.
+    versions: HashMap<Digest, Digest>,
     /// Objects being written, with the versions their events showed meanwhile (none: a
     /// deletion). A write's event may come before its answer: such events wait for it.
-    writing: HashMap<String, Vec<Option<String>>>,
+    writing: HashMap<Digest, Vec<Option<String>>>,
 }
 
 /// The kinds of objects a trigger generates.
@@ -122,8 +123,8 @@ pub fn confirmation_key(kind: &str, name: &str) -> String {
 }
 
 /// Key of an object in [`Caches::own_writes`].
-fn own_key(kind: &str, namespace: &str, name: &str) -> String {
-    format!("{kind}/{namespace}/{name}")
+fn own_key(kind: &str, namespace: &str, name: &str) -> Digest {
+    memo::digest(&(kind, namespace, name))
 }
 
 impl Caches {
@@ -295,7 +296,7 @@ impl Caches {
             Ok(mut writes) => {
                 let held = writes.writing.remove(&key).unwrap_or_default();
                 if let Some(version) = &version {
-                    writes.versions.insert(key, version.clone());
+                    writes.versions.insert(key, memo::digest(version));
                 }
                 held
             }
@@ -305,10 +306,10 @@ impl Caches {
         if !held.contains(&version)
             && let Ok(mut objects) = self.written.lock()
         {
-            objects.entry(trigger.to_owned()).or_default().insert(
-                (kind.to_owned(), name.to_owned()),
-                written.labels.clone().unwrap_or_default(),
-            );
+            objects
+                .entry(trigger.to_owned())
+                .or_default()
+                .insert((kind.to_owned(), name.to_owned()), source_cluster(written));
         }
         held.iter().any(|seen| *seen != version)
     }
@@ -346,11 +347,11 @@ impl Caches {
             return Vec::new();
         };
         let mut found = Vec::new();
-        for ((kind, name), labels) in written.get(trigger).into_iter().flatten() {
+        for ((kind, name), cluster) in written.get(trigger).into_iter().flatten() {
             let Some(kind) = GENERATED_KINDS.iter().find(|k| *k == kind) else {
                 continue;
             };
-            let cluster = source_cluster(Some(labels));
+            let cluster = cluster.clone();
             let within =
                 clusters.is_none_or(|set| cluster.as_ref().is_some_and(|c| set.contains(c)));
             if within {
@@ -377,9 +378,9 @@ impl Caches {
             Ok(mut writes) => {
                 // The last answered write's echo is one even while the next write is on its
                 // way; any other event then waits for that write's answer.
-                let own = present
-                    && version.is_some()
-                    && writes.versions.get(&key).map(String::as_str) == version;
+                let own = version.is_some_and(|version| {
+                    present && writes.versions.get(&key) == Some(&memo::digest(version))
+                });
                 if !own && let Some(held) = writes.writing.get_mut(&key) {
                     held.push(version.filter(|_| present).map(str::to_owned));
                     return true;
