@@ -19,6 +19,7 @@ pub mod plan;
 pub mod profiles;
 pub mod queue;
 pub mod render;
+pub mod room;
 pub mod run;
 pub mod serve;
 pub mod sets;

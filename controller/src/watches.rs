@@ -122,6 +122,7 @@ impl Freshness {
         changes.events.insert(profile.to_owned(), at);
         if changes.events.len() > changes.prune_at.max(1024) {
             changes.events.retain(|_, at| at.elapsed() < KEEP_EVENTS);
+            crate::room::give_back(&mut changes.events);
             changes.prune_at = 2 * changes.events.len();
         }
     }

@@ -14,6 +14,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::identity::ClusterRef;
+use crate::room;
 
 /// A profile's lane: the one cluster its pass changes, or none (it runs alone).
 pub type Lane = Option<ClusterRef>;
@@ -139,6 +140,7 @@ impl Schedule {
     /// `name`'s pass, started in `lane`, ended.
     pub fn done(&mut self, name: &str, lane: &Lane) {
         self.running.remove(name);
+        room::give_back_set(&mut self.running);
         match lane {
             Some(cluster) => {
                 self.busy.remove(cluster);
@@ -153,6 +155,7 @@ impl Schedule {
 
     fn begin(&mut self, name: String) -> Option<Start> {
         let entry = self.waiting.remove(&name)?;
+        room::give_back(&mut self.waiting);
         if let Some(cluster) = &entry.lane {
             self.busy.insert(cluster.clone());
         }

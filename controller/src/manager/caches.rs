@@ -26,6 +26,7 @@ use crate::manager::owned::{Object, Owned};
 use crate::memo::{self, Digest};
 use crate::plan::World;
 use crate::profiles::{Built, Wanted};
+use crate::room;
 use crate::settled::{Settled, SettledObject, Stamp};
 use crate::watches::Freshness;
 
@@ -295,6 +296,7 @@ impl Caches {
         let held = match self.own_writes.lock() {
             Ok(mut writes) => {
                 let held = writes.writing.remove(&key).unwrap_or_default();
+                room::give_back(&mut writes.writing);
                 if let Some(version) = &version {
                     writes.versions.insert(key, memo::digest(version));
                 }
@@ -319,6 +321,7 @@ impl Caches {
     pub fn write_failed(&self, kind: &str, namespace: &str, name: &str) -> bool {
         self.own_writes.lock().is_ok_and(|mut writes| {
             let held = writes.writing.remove(&own_key(kind, namespace, name));
+            room::give_back(&mut writes.writing);
             held.is_some_and(|held| !held.is_empty())
         })
     }
