@@ -167,8 +167,7 @@ impl<V: AsRef<str>> Pairs<V> {
 
 /// Labels or annotations ordered by key, each pair one shared string `key\0value` (a key is
 /// a qualified name, which holds no NUL). Generated objects repeat the same pairs (trigger,
-/// cluster, source) and carry their source's annotations (a kilobyte of
-/// `last-applied-configuration`, say) in each copy; a pair is one pointer in each.
+/// cluster, source, the source's annotations): a pair is one pointer in each.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Labels(Box<[Arc<str>]>);
 
@@ -223,13 +222,60 @@ impl Labelled for Labels {
 /// Data: keys shared, values each their own.
 pub type Texts = Pairs<Box<str>>;
 
+/// An object's uid: the 16 bytes of the UUID the API server assigns (its text would take an
+/// allocation of 48 in each record), else the text as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Uid {
+    Uuid([u8; 16]),
+    Text(Box<str>),
+}
+
+impl Uid {
+    fn new(text: String) -> Self {
+        match uuid_bytes(&text) {
+            Some(bytes) => Uid::Uuid(bytes),
+            None => Uid::Text(text.into()),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Uid::Uuid(bytes) => {
+                let hex = data_encoding::HEXLOWER.encode(bytes);
+                let parts = [
+                    &hex[..8],
+                    &hex[8..12],
+                    &hex[12..16],
+                    &hex[16..20],
+                    &hex[20..],
+                ];
+                parts.join("-")
+            }
+            Uid::Text(text) => text.to_string(),
+        }
+    }
+}
+
+/// The bytes of `text` when it is a UUID as the API server writes one (lowercase hex in
+/// groups of 8-4-4-4-12), so that it reads back the same.
+fn uuid_bytes(text: &str) -> Option<[u8; 16]> {
+    let groups: Vec<&str> = text.split('-').collect();
+    let lengths = groups.iter().map(|group| group.len());
+    if !lengths.eq([8, 4, 4, 4, 12]) {
+        return None;
+    }
+    let hex = groups.concat();
+    let bytes = data_encoding::HEXLOWER.decode(hex.as_bytes()).ok()?;
+    bytes.try_into().ok()
+}
+
 /// The metadata a record keeps: place, versions, labels and annotations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeptMeta {
     name: Box<str>,
     namespace: Option<Arc<str>>,
     resource_version: Option<Box<str>>,
-    uid: Option<Box<str>>,
+    uid: Option<Uid>,
     generation: Option<i64>,
     deleting: bool,
     labels: Labels,
@@ -242,7 +288,7 @@ impl From<ObjectMeta> for KeptMeta {
             name: meta.name.unwrap_or_default().into(),
             namespace: meta.namespace.as_deref().map(intern),
             resource_version: meta.resource_version.map(Into::into),
-            uid: meta.uid.map(Into::into),
+            uid: meta.uid.map(Uid::new),
             generation: meta.generation,
             deleting: meta.deletion_timestamp.is_some(),
             labels: Labels::new(meta.labels),
@@ -253,8 +299,8 @@ impl From<ObjectMeta> for KeptMeta {
 
 impl KeptMeta {
     /// Its uid.
-    pub fn uid(&self) -> Option<&str> {
-        self.uid.as_deref()
+    pub fn uid(&self) -> Option<String> {
+        self.uid.as_ref().map(Uid::text)
     }
 
     /// Its annotations.
@@ -275,7 +321,7 @@ impl KeptMeta {
             name: Some(self.name.to_string()),
             namespace: self.namespace.as_deref().map(str::to_owned),
             resource_version: self.resource_version.as_deref().map(str::to_owned),
-            uid: self.uid.as_deref().map(str::to_owned),
+            uid: self.uid(),
             generation: self.generation,
             labels: map(self.labels.to_map()),
             annotations: map(self.annotations.to_map()),
@@ -406,7 +452,7 @@ mod tests {
         assert_eq!(kept.namespace(), Some("projectsveltos"));
         assert_eq!(kept.resource_version(), Some("7"));
         assert_eq!(kept.generation(), Some(3));
-        assert_eq!(kept.uid(), Some("u"));
+        assert_eq!(kept.uid().as_deref(), Some("u"));
         for key in ["a", "m", "z", "b"] {
             assert_eq!(kept.label(key), object.label(key), "{key}");
         }
@@ -418,6 +464,24 @@ mod tests {
         assert_eq!(back.labels, object.labels);
         assert_eq!(back.annotations, object.annotations);
         assert_eq!(back.managed_fields, None);
+    }
+
+    #[test]
+    fn a_uid_reads_back_as_given() {
+        let kept = |uid: &str| KeptMeta::from(meta(json!({"name": "a", "uid": uid}))).uid();
+        for uid in [
+            "a2454b68-ac4e-4380-b771-4da9403d10eb",
+            "A2454B68-AC4E-4380-B771-4DA9403D10EB",
+            "a2454b68ac4e4380b7714da9403d10eb",
+            "a2454b68-ac4e-4380-b771-4da9403d10e",
+            "g2454b68-ac4e-4380-b771-4da9403d10eb",
+            "",
+        ] {
+            assert_eq!(kept(uid).as_deref(), Some(uid));
+        }
+        let record = KeptMeta::from(meta(json!({"uid": "a2454b68-ac4e-4380-b771-4da9403d10eb"})));
+        assert!(matches!(record.uid, Some(Uid::Uuid(_))));
+        assert_eq!(KeptMeta::from(meta(json!({"name": "a"}))).uid(), None);
     }
 
     #[test]
