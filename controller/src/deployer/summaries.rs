@@ -21,7 +21,8 @@ use crate::memo::{self, Digest};
 pub struct Summary {
     /// Its namespace (shared: a cluster's summaries are all in it).
     namespace: Arc<str>,
-    /// Its name (shared with the deployer's index of summaries by profile).
+    /// Its name (shared: one string for every version the store and the index of summaries
+    /// by profile hold).
     name: Arc<str>,
     version: Option<Box<str>>,
     /// The profile it belongs to (its `projectsveltos.io/cluster-profile-name` label; shared
@@ -94,7 +95,7 @@ impl Summary {
         };
         Summary {
             namespace: intern(metadata.namespace.as_deref().unwrap_or_default()),
-            name: metadata.name.unwrap_or_default().into(),
+            name: intern(metadata.name.as_deref().unwrap_or_default()),
             version: metadata.resource_version.map(Into::into),
             profile,
             cluster: ClusterRef {
