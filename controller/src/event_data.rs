@@ -59,7 +59,7 @@ pub struct Collected {
     /// needs it: parsed, an object weighs several times its text, and a fleet's reports
     /// collect a great many.
     document: Text,
-    /// Its reference (apiVersion, kind, namespace, name, uid, resourceVersion).
+    /// Its reference (apiVersion, kind, namespace, name).
     pub reference: Arc<ObjectReference>,
     /// Digest of its content.
     pub digest: Digest,
@@ -357,7 +357,9 @@ impl ReportEvents {
     }
 }
 
-/// The reference (apiVersion, kind, namespace, name, uid) of a JSON object.
+/// The reference (apiVersion, kind, namespace, name) of a JSON object: what upstream's
+/// manager makes a collected object's `.MatchingResource` (no uid or resourceVersion), and
+/// what the agent lists among the report's matching resources.
 pub fn reference_of(object: &Value) -> ObjectReference {
     let text = |path: &[&str]| api::fields::text(object, path).map(str::to_string);
     ObjectReference {
@@ -365,9 +367,7 @@ pub fn reference_of(object: &Value) -> ObjectReference {
         kind: text(&["kind"]),
         namespace: text(&["metadata", "namespace"]),
         name: text(&["metadata", "name"]),
-        uid: text(&["metadata", "uid"]),
-        resource_version: text(&["metadata", "resourceVersion"]),
-        field_path: None,
+        ..ObjectReference::default()
     }
 }
 
@@ -476,6 +476,12 @@ mod tests {
         assert!(events.resources[0].object()["spec"]["ports"][0]["port"].is_i64());
         let singles = events.singles();
         assert_eq!(singles[1].matching_resource.name.as_deref(), Some("b"));
+        // As upstream's manager makes it: no uid or resourceVersion, though the object has one.
+        assert_eq!(singles[1].matching_resource.uid, None);
+        assert_eq!(
+            singles[1].matching_resource.kind.as_deref(),
+            Some("Service")
+        );
         assert_eq!(
             singles[1].resource.unwrap().object()["metadata"]["name"],
             "b"
