@@ -53,16 +53,47 @@ pub fn reference_digest(reference: &ObjectReference) -> Digest {
 }
 
 /// A collected object and the digest of the document it was decoded from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Collected {
     /// The object as JSON, checked when decoded. It is parsed again only where a template
     /// needs it: parsed, an object weighs several times its text, and a fleet's reports
     /// collect a great many.
     document: Text,
     /// Its reference (apiVersion, kind, namespace, name).
-    pub reference: Arc<ObjectReference>,
+    reference: Reference,
     /// Digest of its content.
     pub digest: Digest,
+}
+
+/// A collected object's reference: the one its report lists at the object's own position
+/// (the agent lists the matching resources in the order it collects them), else its own.
+/// Shared with the report, it costs nothing; its own costs a quarter of a kilobyte, for each
+/// of a fleet's hundreds of thousands of events.
+#[derive(Debug, Clone)]
+enum Reference {
+    /// The report's matching resource at this index.
+    Listed(usize),
+    /// Its own.
+    Own(Arc<ObjectReference>),
+}
+
+/// The reference of an object whose report does not list it where it should (never made).
+static NO_REFERENCE: ObjectReference = ObjectReference {
+    api_version: None,
+    field_path: None,
+    kind: None,
+    name: None,
+    namespace: None,
+    resource_version: None,
+    uid: None,
+};
+
+impl PartialEq for Collected {
+    fn eq(&self, other: &Self) -> bool {
+        self.digest == other.digest
+            && self.document == other.document
+            && self.reference() == other.reference()
+    }
 }
 
 impl Collected {
@@ -70,8 +101,21 @@ impl Collected {
     pub fn new(object: Value) -> Self {
         Collected {
             digest: digest_value(&object),
-            reference: Arc::new(reference_of(&object)),
+            reference: Reference::Own(Arc::new(reference_of(&object))),
             document: Text::Own(Arc::from(object.to_string())),
+        }
+    }
+
+    /// Its reference (apiVersion, kind, namespace, name).
+    pub fn reference(&self) -> &ObjectReference {
+        match (&self.reference, &self.document) {
+            (Reference::Own(reference), _) => reference,
+            (Reference::Listed(at), Text::InReport(report, _)) => report
+                .spec
+                .matching_resources
+                .get(*at)
+                .unwrap_or(&NO_REFERENCE),
+            (Reference::Listed(_), Text::Own(_)) => &NO_REFERENCE,
         }
     }
 
@@ -114,8 +158,22 @@ impl PartialEq for Text {
 
 /// Collected objects decoded by earlier plans (checked JSON), by digest of their document: the
 /// text of those that are not the document itself (Secrets with their data put back), and
-/// their references.
-pub type DocumentMemo = Memo<(Option<Arc<str>>, Arc<ObjectReference>)>;
+/// the [`reference_digest`] of their references (a report lists the reference itself).
+pub type DocumentMemo = Memo<(Option<Arc<str>>, Digest)>;
+
+/// Whether `listed` is the reference [`reference_of`] makes, of digest `digest`.
+fn lists(listed: &ObjectReference, digest: Digest) -> bool {
+    let ObjectReference {
+        field_path,
+        resource_version,
+        uid,
+        ..
+    } = listed;
+    field_path.is_none()
+        && resource_version.is_none()
+        && uid.is_none()
+        && reference_digest(listed) == digest
+}
 
 /// References of matching resources: read from the report decoded (which the caches hold
 /// anyway: a fleet's reports list hundreds of thousands), or their own.
@@ -191,8 +249,8 @@ impl ReportEvents {
                 Text::Own(text) => Some(Arc::clone(text)),
                 Text::InReport(..) => None,
             };
-            let document = (own, Arc::clone(&collected.reference));
-            documents.keep(collected.digest, document);
+            let reference = reference_digest(collected.reference());
+            documents.keep(collected.digest, (own, reference));
         }
     }
 
@@ -210,10 +268,12 @@ impl ReportEvents {
                 reason: format!("{what} is not valid JSON: {source}"),
             })
         };
+        let listed = &report.spec.matching_resources;
         let resources = match &report.spec.resources {
             Some(bytes) => collected_resource_ranges(&bytes.0)
                 .into_iter()
-                .map(|range| {
+                .enumerate()
+                .map(|(at, range)| {
                     let document = &bytes.0[range.clone()];
                     let removed = if sealed.is_empty() {
                         None
@@ -224,7 +284,7 @@ impl ReportEvents {
                         None => digest(document),
                         Some(removed) => digest(&(document, &removed.0[..])),
                     };
-                    let (own, reference) = documents.get_or_try(key, || {
+                    let (own, known) = documents.get_or_try(key, || {
                         let mut object = decode(document, "a collected resource")?;
                         let own = match removed {
                             Some(removed) => {
@@ -235,8 +295,18 @@ impl ReportEvents {
                             }
                             None => None,
                         };
-                        Ok((own, Arc::new(reference_of(&object))))
+                        Ok((own, reference_digest(&reference_of(&object))))
                     })?;
+                    let reference = match listed.get(at) {
+                        Some(listed) if own.is_none() && lists(listed, known) => {
+                            Reference::Listed(at)
+                        }
+                        // Not listed where the agent puts it: read from the document.
+                        _ => {
+                            let object = decode(document, "a collected resource")?;
+                            Reference::Own(Arc::new(reference_of(&object)))
+                        }
+                    };
                     Ok(Collected {
                         document: match own {
                             Some(text) => Text::Own(text),
@@ -350,7 +420,7 @@ impl ReportEvents {
         self.resources
             .iter()
             .map(|collected| SingleEvent {
-                matching_resource: &collected.reference,
+                matching_resource: collected.reference(),
                 resource: Some(collected),
             })
             .collect()
@@ -466,6 +536,32 @@ mod tests {
                 ..Default::default()
             },
         )
+    }
+
+    #[test]
+    fn a_collected_object_reads_its_reference_from_the_report_where_it_lists_it() {
+        let objects = [service("a", 443), service("b", 80)];
+        let mut documents = DocumentMemo::default();
+        let listed = Arc::new(report(&objects));
+        let events = ReportEvents::decode(&listed, &mut documents).unwrap();
+        for (at, collected) in events.resources.iter().enumerate() {
+            let shared = &listed.spec.matching_resources[at];
+            assert!(std::ptr::eq(collected.reference(), shared), "{at}");
+        }
+        // Listed in another order (decoded again from the memo), or not at all: its own.
+        let mut swapped = report(&objects);
+        swapped.spec.matching_resources.reverse();
+        let mut unlisted = report(&objects);
+        unlisted.spec.matching_resources.clear();
+        for other in [swapped, unlisted] {
+            let events = ReportEvents::decode(&Arc::new(other), &mut documents).unwrap();
+            let names: Vec<_> = events
+                .singles()
+                .iter()
+                .map(|e| e.matching_resource.name.clone())
+                .collect();
+            assert_eq!(names, [Some("a".to_owned()), Some("b".to_owned())]);
+        }
     }
 
     #[test]
