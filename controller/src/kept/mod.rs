@@ -505,18 +505,15 @@ mod tests {
     }
 
     #[test]
-    fn records_share_label_keys_and_values() {
-        let labels = json!({"eventtrigger.lib.projectsveltos.io/eventtriggername": "t"});
-        let one = KeptMeta::from(meta(json!({"name": "1", "labels": labels})));
-        let two = KeptMeta::from(meta(json!({"name": "2", "labels": labels})));
+    fn records_share_labels_and_annotations() {
+        let pairs = json!({"eventtrigger.lib.projectsveltos.io/eventtriggername": "t"});
+        let kept = |name| {
+            KeptMeta::from(meta(
+                json!({"name": name, "labels": pairs, "annotations": pairs}),
+            ))
+        };
+        let (one, two) = (kept("1"), kept("2"));
         assert!(Arc::ptr_eq(&one.labels.0[0], &two.labels.0[0]));
-    }
-
-    #[test]
-    fn records_share_annotations() {
-        let annotations = json!({"kubectl.kubernetes.io/last-applied-configuration": "{...}"});
-        let one = KeptMeta::from(meta(json!({"name": "1", "annotations": annotations})));
-        let two = KeptMeta::from(meta(json!({"name": "2", "annotations": annotations})));
         assert!(Arc::ptr_eq(&one.annotations.0[0], &two.annotations.0[0]));
     }
 
