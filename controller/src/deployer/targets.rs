@@ -1,7 +1,7 @@
 //! The clusters the deployer writes to: the management cluster (`deploymentType: Local`) and
 //! each registered cluster through its kubeconfig Secret, with the kinds each serves.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,7 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::Scope;
 use kube::runtime::reflector::{ObjectRef, Store};
+use sha2::{Digest, Sha256};
 
 use crate::identity::ClusterRef;
 
@@ -64,12 +65,15 @@ struct Known {
     namespaces: HashSet<(Target, String)>,
 }
 
-/// A registered cluster's client, built from its kubeconfig Secret at `version`.
+/// A registered cluster's client, built from the kubeconfig of SHA-256 `kubeconfig`.
 struct Remote {
-    version: String,
+    kubeconfig: [u8; 32],
     /// None once dropped for being idle: built again when next needed.
     client: Option<Client>,
     used: Instant,
+    /// Its credentials come from an exec plugin, whose token the client keeps until it
+    /// expires: let go, it would run the plugin again at each pass after a pause.
+    lasting: bool,
 }
 
 impl Targets {
@@ -94,7 +98,7 @@ impl Targets {
     }
 
     /// The client of `target`, built from the cluster's kubeconfig Secret (rebuilt when the
-    /// Secret changes); `registration` finds a cluster's object.
+    /// kubeconfig changes); `registration` finds a cluster's object.
     pub async fn client(
         &self,
         target: &Target,
@@ -124,9 +128,15 @@ impl Targets {
                     cluster.namespace
                 )
             })?;
-        let version = secret.metadata.resource_version.clone().unwrap_or_default();
-        let same_secret = match self.known().remote.get_mut(cluster) {
-            Some(remote) if remote.version == version => {
+        let no_data = BTreeMap::new();
+        let bytes = object
+            .kubeconfig_from_secret(secret.data.as_ref().unwrap_or(&no_data))
+            .map_err(|e| format!("kubeconfig Secret {}/{secret_name}: {e}", cluster.namespace))?;
+        // The kubeconfig itself, not the Secret's version: other keys may change, and a
+        // SveltosCluster may come to name another key of the same Secret.
+        let kubeconfig: [u8; 32] = Sha256::digest(bytes).into();
+        let same_kubeconfig = match self.known().remote.get_mut(cluster) {
+            Some(remote) if remote.kubeconfig == kubeconfig => {
                 if let Some(client) = &remote.client {
                     remote.used = Instant::now();
                     return Ok(client.clone());
@@ -135,10 +145,6 @@ impl Targets {
             }
             _ => false,
         };
-        let data = secret.data.clone().unwrap_or_default();
-        let bytes = object
-            .kubeconfig_from_secret(&data)
-            .map_err(|e| format!("kubeconfig Secret {}/{secret_name}: {e}", cluster.namespace))?;
         let invalid = |e: String| {
             format!(
                 "kubeconfig in Secret {}/{secret_name} is not valid: {e}",
@@ -149,17 +155,19 @@ impl Targets {
         let config = config_from_kubeconfig(text)
             .await
             .map_err(|e| invalid(e.to_string()))?;
+        let lasting = config.auth_info.exec.is_some();
         let client = clusters::client::client(config).map_err(|e| invalid(e.to_string()))?;
         let mut known = self.known();
-        if !same_secret {
+        if !same_kubeconfig {
             // Another kubeconfig may reach another cluster: what was found out may not hold.
             known.kinds.retain(|(t, _), _| t != target);
             known.namespaces.retain(|(t, _)| t != target);
         }
         let remote = Remote {
-            version,
+            kubeconfig,
             client: Some(client.clone()),
             used: Instant::now(),
+            lasting,
         };
         known.remote.insert(cluster.clone(), remote);
         Ok(client)
@@ -169,7 +177,7 @@ impl Targets {
     /// stays, and the next pass there builds the client again).
     pub fn drop_idle(&self, idle: Duration) {
         for remote in self.known().remote.values_mut() {
-            if remote.used.elapsed() >= idle {
+            if !remote.lasting && remote.used.elapsed() >= idle {
                 remote.client = None;
             }
         }
@@ -239,11 +247,12 @@ mod tests {
     use kube::runtime::watcher::Event;
     use std::sync::Arc;
 
-    fn secret(version: &str, server: &str) -> Secret {
+    /// A kubeconfig Secret at `version` for `server`, its user's credentials from `user`.
+    fn secret(version: &str, server: &str, user: &str) -> Secret {
         let kubeconfig = format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n\
              contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
-             current-context: c\nusers:\n- name: u\n  user:\n    token: t\n"
+             current-context: c\nusers:\n- name: u\n  user:\n{user}"
         );
         let mut secret: Secret = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "c-sveltos-kubeconfig", "namespace": "ns",
@@ -271,7 +280,7 @@ mod tests {
         };
         let target = Target::Remote(reference.clone());
         let (secrets, mut writer) = store::<Secret>();
-        writer.apply_watcher_event(&Event::Apply(secret("1", "http://127.0.0.1:9")));
+        writer.apply_watcher_event(&Event::Apply(secret("1", "http://127.0.0.1:9", TOKEN)));
         let client = || targets.client(&target, |_| Some(registration.clone()), &secrets);
         let held = |targets: &Targets| targets.known().remote[&reference].client.is_some();
         let gvk = GroupVersionKind::gvk("networking.k8s.io", "v1", "NetworkPolicy");
@@ -300,9 +309,33 @@ mod tests {
                 .contains_key(&(target.clone(), gvk.clone()))
         );
 
-        // Another kubeconfig may reach another cluster: discovery starts over.
-        writer.apply_watcher_event(&Event::Apply(secret("2", "http://127.0.0.1:10")));
+        // The Secret changed, its kubeconfig did not: the same client, what it knew holds.
+        writer.apply_watcher_event(&Event::Apply(secret("2", "http://127.0.0.1:9", TOKEN)));
         client().await.unwrap();
-        assert!(!targets.known().kinds.contains_key(&(target, gvk)));
+        assert!(
+            targets
+                .known()
+                .kinds
+                .contains_key(&(target.clone(), gvk.clone()))
+        );
+
+        // Another kubeconfig may reach another cluster: discovery starts over.
+        writer.apply_watcher_event(&Event::Apply(secret("3", "http://127.0.0.1:10", TOKEN)));
+        client().await.unwrap();
+        assert!(!targets.known().kinds.contains_key(&(target.clone(), gvk)));
+
+        // A client whose token an exec plugin gives keeps it: it is not let go.
+        let credential = r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}"#;
+        let exec = format!(
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: sh\n\
+             \x20     args: [\"-c\", \"echo '{}'\"]\n",
+            credential.replace('"', "\\\"")
+        );
+        writer.apply_watcher_event(&Event::Apply(secret("4", "http://127.0.0.1:10", &exec)));
+        client().await.unwrap();
+        targets.drop_idle(Duration::ZERO);
+        assert!(held(&targets), "a client with an exec plugin was let go");
     }
+
+    const TOKEN: &str = "    token: t\n";
 }
