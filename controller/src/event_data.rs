@@ -298,9 +298,11 @@ impl ReportEvents {
                         Ok((own, reference_digest(&reference_of(&object))))
                     })?;
                     let reference = match listed.get(at) {
-                        Some(listed) if own.is_none() && lists(listed, known) => {
-                            Reference::Listed(at)
-                        }
+                        Some(listed) if lists(listed, known) => match own {
+                            None => Reference::Listed(at),
+                            // Its text is its own (a Secret's data put back): so is this.
+                            Some(_) => Reference::Own(Arc::new(listed.clone())),
+                        },
                         // Not listed where the agent puts it: read from the document.
                         _ => {
                             let object = decode(document, "a collected resource")?;
