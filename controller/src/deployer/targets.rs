@@ -284,16 +284,15 @@ mod tests {
         let client = || targets.client(&target, |_| Some(registration.clone()), &secrets);
         let held = |targets: &Targets| targets.known().remote[&reference].client.is_some();
         let gvk = GroupVersionKind::gvk("networking.k8s.io", "v1", "NetworkPolicy");
+        let kind = (target.clone(), gvk.clone());
+        let discovered = |targets: &Targets| targets.known().kinds.contains_key(&kind);
         let served = Served {
             resource: ApiResource::from_gvk(&gvk),
             namespaced: true,
         };
 
         client().await.unwrap();
-        targets
-            .known()
-            .kinds
-            .insert((target.clone(), gvk.clone()), served);
+        targets.known().kinds.insert(kind.clone(), served);
         targets.drop_idle(Duration::from_secs(60));
         assert!(held(&targets), "a client in use was let go");
         targets.drop_idle(Duration::ZERO);
@@ -302,27 +301,17 @@ mod tests {
         // Built again from the same Secret: what discovery found still holds.
         client().await.unwrap();
         assert!(held(&targets));
-        assert!(
-            targets
-                .known()
-                .kinds
-                .contains_key(&(target.clone(), gvk.clone()))
-        );
+        assert!(discovered(&targets));
 
         // The Secret changed, its kubeconfig did not: the same client, what it knew holds.
         writer.apply_watcher_event(&Event::Apply(secret("2", "http://127.0.0.1:9", TOKEN)));
         client().await.unwrap();
-        assert!(
-            targets
-                .known()
-                .kinds
-                .contains_key(&(target.clone(), gvk.clone()))
-        );
+        assert!(discovered(&targets));
 
         // Another kubeconfig may reach another cluster: discovery starts over.
         writer.apply_watcher_event(&Event::Apply(secret("3", "http://127.0.0.1:10", TOKEN)));
         client().await.unwrap();
-        assert!(!targets.known().kinds.contains_key(&(target.clone(), gvk)));
+        assert!(!discovered(&targets));
 
         // A client whose token an exec plugin gives keeps it: it is not let go.
         let credential = r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}"#;
