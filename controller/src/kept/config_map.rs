@@ -18,7 +18,7 @@ impl From<ConfigMap> for KeptConfigMap {
     fn from(object: ConfigMap) -> Self {
         KeptConfigMap {
             metadata: object.metadata.into(),
-            data: Texts::new(object.data, Into::into),
+            data: Texts::new(object.data),
         }
     }
 }

@@ -41,12 +41,6 @@ impl<T: Labelled + ?Sized> Labelled for &T {
     }
 }
 
-impl<V: AsRef<str>> Labelled for Pairs<V> {
-    fn label(&self, key: &str) -> Option<&str> {
-        self.get(key)
-    }
-}
-
 /// What the controllers read of an object's metadata, however it is kept.
 pub trait Meta: Labelled {
     /// Its name (empty if none).
@@ -131,21 +125,16 @@ pub fn labels_digest(meta: &impl Meta) -> Digest {
     hasher.finish()
 }
 
-/// Key/value pairs ordered by key, the keys shared (see [`intern`]): a ConfigMap's data.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pairs<V>(Box<[(Arc<str>, V)]>);
+/// A ConfigMap's data: pairs ordered by key, the keys shared (see [`intern`]), each value its
+/// own.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Texts(Box<[(Arc<str>, Box<str>)]>);
 
-impl<V> Default for Pairs<V> {
-    fn default() -> Self {
-        Pairs(Box::default())
-    }
-}
-
-impl<V: AsRef<str>> Pairs<V> {
-    /// The pairs of `map`, each value made by `value`.
-    pub fn new(map: Option<BTreeMap<String, String>>, value: impl Fn(String) -> V) -> Self {
+impl Texts {
+    /// The pairs of `map`.
+    pub fn new(map: Option<BTreeMap<String, String>>) -> Self {
         let pairs = map.into_iter().flatten();
-        Pairs(pairs.map(|(k, v)| (intern(&k), value(v))).collect())
+        Texts(pairs.map(|(k, v)| (intern(&k), v.into())).collect())
     }
 
     /// The value of `key`.
@@ -218,9 +207,6 @@ impl Labelled for Labels {
         self.get(key)
     }
 }
-
-/// Data: keys shared, values each their own.
-pub type Texts = Pairs<Box<str>>;
 
 /// An object's uid: the 16 bytes of the UUID the API server assigns (its text would take an
 /// allocation of 48 in each record), else the text as given.
